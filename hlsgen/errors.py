@@ -1,0 +1,37 @@
+"""User-facing errors: each carries a one-line message and the process exit code."""
+from __future__ import annotations
+
+
+class HlsgenError(Exception):
+    """An error the user can act on; the CLI prints its message and exits with `exit_code`."""
+
+    exit_code = 2
+
+
+class InputError(HlsgenError):
+    """A missing, unreadable or malformed model or data file."""
+
+
+class UnsupportedModelError(HlsgenError):
+    """The model uses ops, attributes or shapes that hlsgen cannot compile."""
+
+
+class UnsupportedOp:
+    """One unsupported node, kept for the report that lists all of them at once."""
+
+    def __init__(self, node: str, op_type: str, opset: int, why: str):
+        self.node, self.op_type, self.opset, self.why = node, op_type, opset, why
+
+    def __str__(self) -> str:
+        return f"{self.node!r} ({self.op_type}, opset {self.opset}): {self.why}"
+
+
+class UnsupportedOpsError(UnsupportedModelError):
+    def __init__(self, problems: list[UnsupportedOp]):
+        self.problems = problems
+        listing = "; ".join(str(p) for p in problems)
+        super().__init__(f"{len(problems)} unsupported node(s): {listing}")
+
+
+class GraphInvariantError(Exception):
+    """The IR broke one of its invariants: a bug in a pass, never a user error."""

@@ -1,0 +1,178 @@
+"""ONNX -> IR: validate the file, pin the batch dimension, list unsupported ops, import each node.
+
+Every failure the user can cause raises an HlsgenError subclass with a one-line message.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import helper, numpy_helper
+
+from .. import ops  # noqa: F401  (registers every op and importer)
+from ..errors import InputError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
+from ..ir import Graph, Node, TensorInfo
+from ..ops.registry import IMPORTERS
+from ..reference.float_executor import annotate_shapes
+
+# The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
+MIN_OPSET, MAX_OPSET = 6, 25
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+class UnsupportedAttribute(Exception):
+    """Raised by an importer for a node it recognises but cannot import (reason in the message)."""
+
+
+@dataclass
+class ImportContext:
+    """What an importer may ask about the model being imported."""
+
+    graph: Graph
+    opset: int
+    notices: list[str] = field(default_factory=list)
+
+    def attrs(self, node: onnx.NodeProto) -> dict[str, Any]:
+        out = {}
+        for a in node.attribute:
+            value = helper.get_attribute_value(a)
+            if isinstance(value, bytes):
+                value = value.decode()
+            elif a.type == onnx.AttributeProto.TENSOR:
+                value = numpy_helper.to_array(value)
+            elif isinstance(value, list):
+                value = tuple(v.decode() if isinstance(v, bytes) else v for v in value)
+            out[a.name] = value
+        return out
+
+    def constant(self, name: str) -> np.ndarray | None:
+        """The value of a constant input, or None when the tensor is computed at run time."""
+        return self.graph.constants.get(name) if name else None
+
+    def require_constant(self, node: onnx.NodeProto, index: int, what: str) -> np.ndarray | None:
+        """The constant at input `index` (None when the optional input is absent); raise if it is computed."""
+        if index >= len(node.input) or not node.input[index]:
+            return None
+        value = self.constant(node.input[index])
+        if value is None:
+            raise UnsupportedAttribute(f"{what} (input {index}) must be a constant, not computed at run time")
+        return value
+
+    def shape(self, name: str) -> tuple[int, ...]:
+        return self.graph.tensors[name].shape
+
+    def node_name(self, node: onnx.NodeProto, suffix: str = "") -> str:
+        base = (node.name or f"{node.op_type}_{node.output[0]}") + suffix
+        return self.graph.fresh_name(base)
+
+
+def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
+    p = Path(path)
+    if not p.exists():
+        raise InputError(f"{p}: no such file")
+    if p.is_dir():
+        raise InputError(f"{p}: is a directory, expected an .onnx file")
+    try:
+        model = onnx.load_model(str(p))
+    except (DecodeError, ValueError, RuntimeError, OSError) as exc:
+        raise InputError(f"{p}: not a readable ONNX model ({type(exc).__name__}); is the file truncated?") from None
+    if not model.graph.node and not model.graph.output:
+        raise InputError(f"{p}: not an ONNX model (no graph found)")
+    return model
+
+
+def load_onnx(path: str | os.PathLike) -> Graph:
+    """Read an ONNX file into the IR (unoptimized)."""
+    return import_model(load_onnx_proto(path), name=Path(path).stem)
+
+
+def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
+    opset = _default_opset(model)
+    graph = Graph(name=_identifier(name or model.graph.name or "model"))
+    ctx = ImportContext(graph, opset)
+    problems = _unsupported_ops(model, opset)
+    if problems:
+        raise UnsupportedOpsError(problems)
+    _import_constants(model, graph)
+    _import_inputs(model, ctx)
+    for node in model.graph.node:
+        try:
+            new_nodes = IMPORTERS[node.op_type](node, ctx)
+        except UnsupportedAttribute as exc:
+            problems.append(UnsupportedOp(node.name or node.output[0], node.op_type, opset, str(exc)))
+            continue
+        for new in new_nodes:
+            graph.add_node(new)
+        annotate_shapes(graph, new_nodes)
+    if problems:
+        raise UnsupportedOpsError(problems)
+    graph.outputs = [o.name for o in model.graph.output]
+    graph.notices = ctx.notices
+    graph.prune_tensors()
+    return graph
+
+
+def _identifier(name: str) -> str:
+    cleaned = "".join(c if c.isalnum() else "_" for c in name)
+    return cleaned if cleaned and not cleaned[0].isdigit() else f"m_{cleaned}"
+
+
+def _default_opset(model: onnx.ModelProto) -> int:
+    versions = [o.version for o in model.opset_import if o.domain in DEFAULT_DOMAINS]
+    if not versions:
+        raise UnsupportedModelError("the model imports no default-domain opset; re-export it with opset 7 to 21")
+    opset = versions[0]
+    if not MIN_OPSET <= opset <= MAX_OPSET:
+        raise UnsupportedModelError(
+            f"opset {opset} is outside the supported range {MIN_OPSET}..{MAX_OPSET}; "
+            "convert it with onnx.version_converter.convert_version(model, 17)"
+        )
+    return opset
+
+
+def _unsupported_ops(model: onnx.ModelProto, opset: int) -> list[UnsupportedOp]:
+    problems = []
+    for node in model.graph.node:
+        name = node.name or node.output[0]
+        if node.domain not in DEFAULT_DOMAINS:
+            problems.append(UnsupportedOp(name, f"{node.domain}.{node.op_type}", opset, "custom domain"))
+        elif node.op_type not in IMPORTERS:
+            problems.append(UnsupportedOp(name, node.op_type, opset, "op not supported by hlsgen"))
+    return problems
+
+
+def _import_constants(model: onnx.ModelProto, graph: Graph) -> None:
+    for init in model.graph.initializer:
+        graph.add_constant(init.name, numpy_helper.to_array(init))
+
+
+def _import_inputs(model: onnx.ModelProto, ctx: ImportContext) -> None:
+    graph = ctx.graph
+    for value in model.graph.input:
+        if value.name in graph.constants:
+            continue  # IR < 4 lists initializers among the inputs
+        tensor_type = value.type.tensor_type
+        if not value.type.HasField("tensor_type") or not tensor_type.HasField("shape"):
+            raise UnsupportedModelError(f"input {value.name!r} has no static tensor shape; export with fixed shapes")
+        dims = []
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                dims.append(dim.dim_value)
+            elif axis == 0:
+                label = dim.dim_param or "?"
+                ctx.notices.append(f"input {value.name!r}: symbolic batch dimension {label!r} pinned to 1")
+                dims.append(1)
+            else:
+                label = dim.dim_param or "unknown"
+                raise UnsupportedModelError(
+                    f"input {value.name!r} has a dynamic dimension {label!r} at axis {axis}; "
+                    "hlsgen needs static shapes (re-export with a fixed input size)"
+                )
+        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        graph.inputs.append(value.name)
+        graph.tensors[value.name] = TensorInfo(value.name, tuple(dims), str(np.dtype(dtype)))

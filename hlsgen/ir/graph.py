@@ -1,0 +1,137 @@
+"""The graph IR: named tensors, constant arrays, and nodes whose attributes are frozen dataclasses.
+
+Nodes are immutable; passes rewrite the graph by adding, removing and replacing nodes.
+networkx provides the graph algorithms (topological order, cycles) over a view built on demand.
+"""
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterator
+
+import networkx as nx
+import numpy as np
+
+
+@dataclass(frozen=True)
+class TensorInfo:
+    name: str
+    shape: tuple[int, ...]
+    dtype: str = "float32"
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+
+@dataclass(frozen=True)
+class Node:
+    """One operation. `inputs` may hold "" for an omitted optional input."""
+
+    name: str
+    op: str
+    inputs: tuple[str, ...]
+    outputs: tuple[str, ...]
+    attrs: Any = None
+
+    def with_(self, **changes: Any) -> "Node":
+        return replace(self, **changes)
+
+
+@dataclass
+class Graph:
+    name: str
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    tensors: dict[str, TensorInfo] = field(default_factory=dict)
+    constants: dict[str, np.ndarray] = field(default_factory=dict)
+    nodes: dict[str, Node] = field(default_factory=dict)
+    notices: list[str] = field(default_factory=list)
+
+    # ---- queries -------------------------------------------------------------------------
+    def producer(self, tensor: str) -> Node | None:
+        for node in self.nodes.values():
+            if tensor in node.outputs:
+                return node
+        return None
+
+    def consumers(self, tensor: str) -> list[Node]:
+        return [n for n in self.nodes.values() if tensor in n.inputs]
+
+    def is_constant(self, tensor: str) -> bool:
+        return tensor in self.constants
+
+    def shape(self, tensor: str) -> tuple[int, ...]:
+        return self.tensors[tensor].shape
+
+    def to_networkx(self) -> nx.MultiDiGraph:
+        """Nodes by name; an edge producer -> consumer per tensor, keyed by the tensor's name."""
+        g = nx.MultiDiGraph()
+        produced_by: dict[str, str] = {}
+        for node in self.nodes.values():
+            g.add_node(node.name)
+            for out in node.outputs:
+                produced_by[out] = node.name
+        for node in self.nodes.values():
+            for t in node.inputs:
+                if t in produced_by:
+                    g.add_edge(produced_by[t], node.name, key=t)
+        return g
+
+    def topological(self) -> Iterator[Node]:
+        position = {name: i for i, name in enumerate(self.nodes)}
+        for name in nx.lexicographical_topological_sort(self.to_networkx(), key=position.__getitem__):
+            yield self.nodes[name]
+
+    # ---- edits ---------------------------------------------------------------------------
+    def fresh_name(self, base: str) -> str:
+        taken = set(self.nodes) | set(self.tensors) | set(self.constants)
+        if base not in taken:
+            return base
+        i = 1
+        while f"{base}_{i}" in taken:
+            i += 1
+        return f"{base}_{i}"
+
+    def add_node(self, node: Node) -> Node:
+        if node.name in self.nodes:
+            raise ValueError(f"node {node.name!r} already exists")
+        self.nodes[node.name] = node
+        return node
+
+    def remove_node(self, name: str) -> None:
+        del self.nodes[name]
+
+    def replace_node(self, old: str, new: Node) -> None:
+        """Put `new` where `old` was (keeping the node order stable)."""
+        self.nodes = {(new.name if k == old else k): (new if k == old else v) for k, v in self.nodes.items()}
+
+    def add_constant(self, name: str, value: np.ndarray) -> str:
+        value = np.asarray(value)
+        self.constants[name] = value
+        self.tensors[name] = TensorInfo(name, tuple(value.shape), str(value.dtype))
+        return name
+
+    def rename_tensor(self, old: str, new: str) -> None:
+        """Make every consumer (and the graph outputs) read `new` instead of `old`."""
+        for node in list(self.nodes.values()):
+            if old in node.inputs:
+                inputs = tuple(new if t == old else t for t in node.inputs)
+                self.nodes[node.name] = node.with_(inputs=inputs)
+        self.outputs = [new if t == old else t for t in self.outputs]
+
+    def prune_tensors(self) -> None:
+        """Forget tensors and constants that no node, input or output refers to."""
+        used = set(self.inputs) | set(self.outputs)
+        for node in self.nodes.values():
+            used.update(node.inputs)
+            used.update(node.outputs)
+        self.tensors = {k: v for k, v in self.tensors.items() if k in used}
+        self.constants = {k: v for k, v in self.constants.items() if k in used}
+
+    def sort(self) -> None:
+        """Reorder `nodes` topologically (stable)."""
+        self.nodes = {n.name: n for n in self.topological()}
+
+    def copy(self) -> "Graph":
+        return copy.deepcopy(self)

@@ -1,0 +1,54 @@
+"""Conv: N-d convolution with groups, strides, dilations and explicit pads; a fused activation."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import Node
+from .common import Activation, apply_activation, pad_spatial, resolve_auto_pad, windows
+from .registry import kernel, onnx_importer
+
+
+@dataclass(frozen=True)
+class ConvAttrs:
+    kernel_shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    pads: tuple[int, ...]  # all begins, then all ends
+    dilations: tuple[int, ...]
+    group: int = 1
+    activation: Activation | None = None
+
+
+@kernel("Conv", ConvAttrs)
+def conv(a: ConvAttrs, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """y = act(conv(x, w) + b); x: N,C,*S; w: M,C/group,*K."""
+    n_sp = len(a.kernel_shape)
+    xp = pad_spatial(x, a.pads, 0.0)
+    win = windows(xp, a.kernel_shape, a.strides, a.dilations)  # N, C, *O, *K
+    n, c = x.shape[:2]
+    m = w.shape[0]
+    g = a.group
+    out_sp = win.shape[2 : 2 + n_sp]
+    win = win.reshape((n, g, c // g) + out_sp + tuple(a.kernel_shape))
+    wg = w.reshape((g, m // g, c // g) + tuple(a.kernel_shape))
+    sp = "".join(chr(ord("p") + i) for i in range(n_sp))  # output spatial letters
+    ks = "".join(chr(ord("h") + i) for i in range(n_sp))  # kernel letters
+    y = np.einsum(f"ngc{sp}{ks},gmc{ks}->ngm{sp}", win, wg, optimize=True)
+    y = y.reshape((n, m) + out_sp)
+    if b is not None:
+        y = y + b.reshape((1, m) + (1,) * n_sp)
+    return apply_activation(a.activation, y.astype(x.dtype))
+
+
+@onnx_importer("Conv")
+def import_conv(node, ctx) -> list[Node]:
+    attrs = ctx.attrs(node)
+    kshape = tuple(attrs.get("kernel_shape", ctx.shape(node.input[1])[2:]))
+    n = len(kshape)
+    strides = tuple(attrs.get("strides", (1,) * n))
+    dilations = tuple(attrs.get("dilations", (1,) * n))
+    in_spatial = ctx.shape(node.input[0])[2:]
+    pads = resolve_auto_pad(attrs.get("auto_pad", "NOTSET"), in_spatial, kshape, strides, dilations, attrs.get("pads"))
+    conv_attrs = ConvAttrs(kshape, strides, pads, dilations, int(attrs.get("group", 1)))
+    return [Node(ctx.node_name(node), "Conv", tuple(node.input), (node.output[0],), conv_attrs)]

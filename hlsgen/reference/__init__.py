@@ -1,0 +1,3 @@
+from .float_executor import annotate_shapes, run_graph
+
+__all__ = ["annotate_shapes", "run_graph"]

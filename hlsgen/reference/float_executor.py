@@ -1,0 +1,44 @@
+"""The float reference: executes the IR node by node with the numpy kernels of `hlsgen.ops`."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Graph, TensorInfo
+from ..ops.registry import evaluate
+
+
+def run_graph(graph: Graph, feeds: dict[str, np.ndarray], keep_all: bool = False) -> dict[str, np.ndarray]:
+    """Run `graph` on one batch. `feeds` maps each graph input to an array of its declared shape.
+
+    Returns the graph outputs (or every tensor when `keep_all`).
+    """
+    values: dict[str, np.ndarray | None] = {"": None}
+    values.update(graph.constants)
+    for name in graph.inputs:
+        values[name] = np.asarray(feeds[name], dtype=graph.tensors[name].dtype)
+    for node in graph.topological():
+        outputs = evaluate(node, [values[t] for t in node.inputs])
+        for name, value in zip(node.outputs, outputs):
+            values[name] = np.asarray(value)
+    if keep_all:
+        return {k: v for k, v in values.items() if k}
+    return {name: values[name] for name in graph.outputs}
+
+
+def annotate_shapes(graph: Graph, nodes) -> None:
+    """Record TensorInfo for the outputs of `nodes` by evaluating them on zeros (constants as they are)."""
+    for node in nodes:
+        inputs = []
+        for t in node.inputs:
+            if not t:
+                inputs.append(None)
+            elif t in graph.constants:
+                inputs.append(graph.constants[t])
+            else:
+                info = graph.tensors[t]
+                inputs.append(np.zeros(info.shape, info.dtype))
+        with np.errstate(all="ignore"):
+            outputs = evaluate(node, inputs)
+        for name, value in zip(node.outputs, outputs):
+            value = np.asarray(value)
+            graph.tensors[name] = TensorInfo(name, tuple(value.shape), str(value.dtype))
