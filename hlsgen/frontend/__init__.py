@@ -1,3 +1,3 @@
-from .onnx_import import ImportContext, import_model, load_onnx
+from .onnx_import import ImportContext, import_model, read_onnx
 
-__all__ = ["ImportContext", "import_model", "load_onnx"]
+__all__ = ["ImportContext", "import_model", "read_onnx"]

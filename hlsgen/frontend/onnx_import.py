@@ -17,16 +17,12 @@ from onnx import helper, numpy_helper
 from .. import ops  # noqa: F401  (registers every op and importer)
 from ..errors import InputError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ..ir import Graph, Node, TensorInfo
-from ..ops.registry import IMPORTERS
+from ..ops.registry import IMPORTERS, UnsupportedAttribute
 from ..reference.float_executor import annotate_shapes
 
 # The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
 MIN_OPSET, MAX_OPSET = 6, 25
 DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
-class UnsupportedAttribute(Exception):
-    """Raised by an importer for a node it recognises but cannot import (reason in the message)."""
 
 
 @dataclass
@@ -86,7 +82,7 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
     return model
 
 
-def load_onnx(path: str | os.PathLike) -> Graph:
+def read_onnx(path: str | os.PathLike) -> Graph:
     """Read an ONNX file into the IR (unoptimized)."""
     return import_model(load_onnx_proto(path), name=Path(path).stem)
 
@@ -161,7 +157,7 @@ def _import_inputs(model: onnx.ModelProto, ctx: ImportContext) -> None:
             raise UnsupportedModelError(f"input {value.name!r} has no static tensor shape; export with fixed shapes")
         dims = []
         for axis, dim in enumerate(tensor_type.shape.dim):
-            if dim.HasField("dim_value") and dim.dim_value > 0:
+            if dim.HasField("dim_value"):
                 dims.append(dim.dim_value)
             elif axis == 0:
                 label = dim.dim_param or "?"

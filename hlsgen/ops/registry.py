@@ -29,6 +29,10 @@ class OpDef:
     doc: str
 
 
+class UnsupportedAttribute(Exception):
+    """Raised by an importer for a node it recognises but cannot import (the reason is the message)."""
+
+
 OPS: dict[str, OpDef] = {}
 IMPORTERS: dict[str, Callable[..., list[Node]]] = {}
 

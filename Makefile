@@ -1,0 +1,34 @@
+# Quick start: `make demo` (install + run on the bundled example), `make test` (install + test suite).
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+EXAMPLE := examples/digits
+
+.PHONY: demo test test-slow install install-test train-example bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/pip install -q .
+
+install-test: $(BIN)/python
+	$(BIN)/pip install -q ".[test]"
+
+demo: install
+	$(BIN)/hlsgen inspect $(EXAMPLE)/digits.onnx
+	$(BIN)/hlsgen run $(EXAMPLE)/digits.onnx --inputs $(EXAMPLE)/test.npz -o out/digits_logits.npz
+
+test: install-test
+	$(BIN)/python -m pytest -q
+
+test-slow: install-test
+	$(BIN)/python -m pytest -q -m slow
+
+train-example: $(BIN)/python
+	$(BIN)/pip install -q ".[train]"
+	$(BIN)/python $(EXAMPLE)/train.py
+
+clean:
+	rm -rf $(VENV) out build dist .pytest_cache

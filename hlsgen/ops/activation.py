@@ -1,0 +1,140 @@
+"""Elementwise activations: Relu, Sigmoid, HardSwish, Clip, LeakyRelu, HardSigmoid, PRelu."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import Node
+from .registry import NoAttrs, kernel, onnx_importer
+from .shape import reshaped
+
+
+@dataclass(frozen=True)
+class ClipAttrs:
+    # Exact Python ints for integer tensors (an int64 bound need not survive a trip through float).
+    lo: float = -math.inf
+    hi: float = math.inf
+
+
+@dataclass(frozen=True)
+class LeakyReluAttrs:
+    alpha: float = 0.01
+
+
+@dataclass(frozen=True)
+class HardSigmoidAttrs:
+    alpha: float = 0.2
+    beta: float = 0.5
+
+
+# ---- kernels -------------------------------------------------------------------------------
+@kernel("Relu")
+def relu(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """max(x, 0)."""
+    return np.maximum(x, 0)
+
+
+@kernel("Sigmoid")
+def sigmoid(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """1 / (1 + exp(-x))."""
+    # exp(-|x|) never overflows, and the x < 0 branch keeps tiny results accurate.
+    e = np.exp(-np.abs(x))
+    return np.where(x >= 0, 1 / (1 + e), e / (1 + e))
+
+
+@kernel("HardSwish")
+def hard_swish(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """x * max(0, min(1, x/6 + 1/2))."""
+    return x * np.minimum(np.maximum(x * (1 / 6) + 0.5, 0), 1)
+
+
+@kernel("Clip", ClipAttrs)
+def clip(a: ClipAttrs, x: np.ndarray) -> np.ndarray:
+    """min(max(x, lo), hi); when lo > hi every element becomes hi, as ONNX specifies."""
+    return np.minimum(np.maximum(x, _bound(a.lo, x.dtype)), _bound(a.hi, x.dtype))
+
+
+def _bound(value: float, dtype: np.dtype) -> np.ndarray:
+    """A clip bound in x's dtype; for integers an infinite or out-of-range bound saturates to the dtype's range."""
+    if np.issubdtype(dtype, np.integer):
+        info = np.iinfo(dtype)
+        value = min(max(value, info.min), info.max)
+    return np.asarray(value).astype(dtype)
+
+
+@kernel("LeakyRelu", LeakyReluAttrs)
+def leaky_relu(a: LeakyReluAttrs, x: np.ndarray) -> np.ndarray:
+    """x for x >= 0, alpha * x below."""
+    return np.where(x >= 0, x, x * a.alpha)
+
+
+@kernel("HardSigmoid", HardSigmoidAttrs)
+def hard_sigmoid(a: HardSigmoidAttrs, x: np.ndarray) -> np.ndarray:
+    """max(0, min(1, alpha * x + beta))."""
+    return np.minimum(np.maximum(x * a.alpha + a.beta, 0), 1)
+
+
+@kernel("PRelu")
+def prelu(_: NoAttrs, x: np.ndarray, slope: np.ndarray) -> np.ndarray:
+    """x for x >= 0, slope * x below; slope broadcasts to x."""
+    return np.where(x >= 0, x, x * slope)
+
+
+# ---- importers -----------------------------------------------------------------------------
+def _single(node, ctx, op: str, attrs) -> list[Node]:
+    return [Node(ctx.node_name(node), op, (node.input[0],), (node.output[0],), attrs)]
+
+
+@onnx_importer("Relu", "Sigmoid", "HardSwish")
+def import_plain(node, ctx) -> list[Node]:
+    return _single(node, ctx, node.op_type, NoAttrs())
+
+
+@onnx_importer("LeakyRelu")
+def import_leaky_relu(node, ctx) -> list[Node]:
+    return _single(node, ctx, "LeakyRelu", LeakyReluAttrs(float(ctx.attrs(node).get("alpha", 0.01))))
+
+
+@onnx_importer("HardSigmoid")
+def import_hard_sigmoid(node, ctx) -> list[Node]:
+    attrs = ctx.attrs(node)
+    hs_attrs = HardSigmoidAttrs(float(attrs.get("alpha", 0.2)), float(attrs.get("beta", 0.5)))
+    return _single(node, ctx, "HardSigmoid", hs_attrs)
+
+
+# Clip before opset 11 defaults to the float range, not to infinity (it maps ±inf to ±FLT_MAX).
+_FLT_MAX = float(np.finfo(np.float32).max)
+
+
+@onnx_importer("Clip")
+def import_clip(node, ctx) -> list[Node]:
+    if ctx.opset < 11:
+        attrs = ctx.attrs(node)
+        lo, hi = float(attrs.get("min", -_FLT_MAX)), float(attrs.get("max", _FLT_MAX))
+        return _single(node, ctx, "Clip", ClipAttrs(lo, hi))
+    dtype = np.dtype(ctx.graph.tensors[node.input[0]].dtype)
+    if np.issubdtype(dtype, np.integer):
+        lo, hi = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    else:
+        lo, hi = -math.inf, math.inf
+    given_lo = ctx.require_constant(node, 1, "min")
+    given_hi = ctx.require_constant(node, 2, "max")
+    # .item() keeps integers exact Python ints.
+    lo = lo if given_lo is None else given_lo.item()
+    hi = hi if given_hi is None else given_hi.item()
+    return _single(node, ctx, "Clip", ClipAttrs(lo, hi))
+
+
+@onnx_importer("PRelu")
+def import_prelu(node, ctx) -> list[Node]:
+    x, slope = node.input[:2]
+    x_shape, s_shape = ctx.shape(x), ctx.shape(slope)
+    extra: list[Node] = []
+    # Old PyTorch exports give a per-channel slope as [C]; ONNX broadcasting would align it with the last
+    # axis, which fails whenever C differs from the width. Only then is it read as per-channel (axis 1).
+    if len(x_shape) > 2 and len(s_shape) == 1 and s_shape[0] == x_shape[1] and s_shape[0] not in (1, x_shape[-1]):
+        slope, extra = reshaped(ctx, node, slope, s_shape + (1,) * (len(x_shape) - 2))
+        ctx.notices.append(f"PRelu {node.name or node.output[0]!r}: slope of shape {list(s_shape)} applied per channel")
+    return extra + [Node(ctx.node_name(node), "PRelu", (x, slope), (node.output[0],), NoAttrs())]

@@ -1,0 +1,60 @@
+"""The graph optimization passes and the default pipeline, `OPTIMIZE`."""
+from __future__ import annotations
+
+from ..ir import Graph
+from .activation import fuse_activation
+from .batchnorm import fold_batchnorm
+from .bias import fuse_bias
+from .constants import fold_constants
+from .cse import eliminate_common_subexpressions
+from .dead_code import eliminate_dead_nodes
+from .dense import fuse_dense
+from .identities import remove_identities
+from .layout import cancel_transposes_reshapes
+from .maxpool_order import move_maxpool_before_activation
+from .pad import fold_pad
+from .pipeline import Pass, PassLog, graph_pass, run_pipeline
+
+# Cleanup first, so the fusions see plain Conv/Gemm/... chains; the pipeline repeats the list until
+# nothing changes, so a rewrite that enables an earlier pass is picked up in the next round.
+OPTIMIZE: list[Pass] = [
+    # simplify
+    fold_constants,
+    remove_identities,
+    cancel_transposes_reshapes,
+    eliminate_common_subexpressions,
+    eliminate_dead_nodes,
+    # fuse into Conv / Dense: weights and bias first, then what comes after them
+    fuse_dense,
+    fuse_bias,
+    fold_batchnorm,
+    fold_pad,
+    fuse_activation,
+    # reorder what could not be fused
+    move_maxpool_before_activation,
+]
+
+
+def optimize(graph: Graph, verify_each: bool = False) -> PassLog:
+    """Run the `OPTIMIZE` pipeline on `graph` in place until it reaches a fixpoint."""
+    return run_pipeline(graph, OPTIMIZE, verify_each=verify_each)
+
+
+__all__ = [
+    "OPTIMIZE",
+    "Pass",
+    "PassLog",
+    "cancel_transposes_reshapes",
+    "eliminate_common_subexpressions",
+    "eliminate_dead_nodes",
+    "fold_batchnorm",
+    "fold_constants",
+    "fold_pad",
+    "fuse_activation",
+    "fuse_bias",
+    "fuse_dense",
+    "graph_pass",
+    "move_maxpool_before_activation",
+    "optimize",
+    "remove_identities",
+]

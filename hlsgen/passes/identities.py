@@ -1,0 +1,32 @@
+"""Removal of nodes that pass their input through unchanged."""
+from __future__ import annotations
+
+from ..ir import Graph, Node
+from .pipeline import graph_pass
+from .rewrite import bypass, is_graph_output
+
+
+@graph_pass
+def remove_identities(graph: Graph) -> bool:
+    """Remove Identity, Dropout, Reshapes to the same shape and Transposes with the identity perm."""
+    changed = False
+    for name in list(graph.nodes):
+        # Re-read the node: bypassing an earlier one may have rewired it.
+        node = graph.nodes[name]
+        if _is_identity(graph, node) and bypass(graph, node):
+            changed = True
+    return changed
+
+
+def _is_identity(graph: Graph, node: Node) -> bool:
+    # Dropout may carry a mask output; the node can only go when nothing reads it.
+    extra_outputs = node.outputs[1:]
+    if any(is_graph_output(graph, t) or graph.consumers(t) for t in extra_outputs):
+        return False
+    if node.op in ("Identity", "Dropout"):
+        return True
+    if node.op == "Reshape":
+        return graph.shape(node.inputs[0]) == graph.shape(node.outputs[0])
+    if node.op == "Transpose":
+        return tuple(node.attrs.perm) == tuple(range(len(node.attrs.perm)))
+    return False

@@ -1,0 +1,119 @@
+from dataclasses import replace
+
+import numpy as np
+from onnx import helper
+
+from hlsgen.ops.common import Activation
+from hlsgen.passes import fold_batchnorm, fuse_bias, fuse_dense
+from tests.passes.helpers import apply_pass, onnx_graph, ops
+
+RNG = np.random.default_rng(0)
+BN_PARAMS = {
+    "gamma": RNG.standard_normal(3),
+    "beta": RNG.standard_normal(3),
+    "mean": RNG.standard_normal(3),
+    "var": RNG.uniform(0.5, 2.0, 3),
+}
+BN_INPUTS = ["gamma", "beta", "mean", "var"]
+
+
+def conv_bn(conv_inputs=("x", "w", "b"), extra_nodes=(), outputs=("y",)):
+    return onnx_graph(
+        [
+            helper.make_node("Conv", list(conv_inputs), ["c"], name="conv", pads=[1, 1, 1, 1]),
+            helper.make_node("BatchNormalization", ["c", *BN_INPUTS], ["y"], name="bn", epsilon=1e-3),
+            *extra_nodes,
+        ],
+        {"x": (1, 2, 5, 5)},
+        list(outputs),
+        {"w": RNG.standard_normal((3, 2, 3, 3)), "b": RNG.standard_normal(3), **BN_PARAMS},
+    )
+
+
+def test_folds_into_the_conv_before_it():
+    graph = conv_bn()
+    assert apply_pass(graph, fold_batchnorm)
+    assert [(n.name, n.op) for n in graph.topological()] == [("conv", "Conv")]
+    assert graph.nodes["conv"].outputs == ("y",)
+
+
+def test_folds_into_a_conv_without_bias():
+    graph = conv_bn(conv_inputs=("x", "w"))
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Conv"]
+    assert len(graph.nodes["conv"].inputs) == 3
+
+
+def test_folds_into_dense():
+    graph = onnx_graph(
+        [
+            helper.make_node("Gemm", ["x", "w", "b"], ["d"], name="fc"),
+            helper.make_node("BatchNormalization", ["d", *BN_INPUTS], ["y"]),
+        ],
+        {"x": (2, 4)},
+        ["y"],
+        {"w": RNG.standard_normal((4, 3)), "b": RNG.standard_normal(3), **BN_PARAMS},
+    )
+    assert apply_pass(graph, fuse_dense)
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Dense"]
+
+
+def test_conv_output_read_elsewhere_leaves_conv_alone_and_makes_a_channel_affine():
+    graph = conv_bn(extra_nodes=[helper.make_node("Add", ["c", "y"], ["z"])], outputs=("z",))
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Conv", "ChannelAffine", "Add"]
+    assert graph.nodes["bn"].op == "ChannelAffine"
+
+
+def test_conv_that_is_a_graph_output_is_not_folded_into():
+    graph = conv_bn(outputs=("y", "c"))
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Conv", "ChannelAffine"]
+
+
+def test_conv_with_a_fused_activation_is_not_folded_into():
+    graph = conv_bn()
+    conv = graph.nodes["conv"]
+    graph.replace_node("conv", conv.with_(attrs=replace(conv.attrs, activation=Activation("relu"))))
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Conv", "ChannelAffine"]
+
+
+def test_lone_batchnorm_becomes_channel_affine():
+    graph = onnx_graph(
+        [helper.make_node("BatchNormalization", ["x", *BN_INPUTS], ["y"])], {"x": (1, 3, 4, 4)}, ["y"], BN_PARAMS
+    )
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["ChannelAffine"]
+    assert not apply_pass(graph, fold_batchnorm)
+
+
+def test_channel_affine_folds_once_the_conv_becomes_foldable():
+    # Conv -> Add -> BN: the BN first becomes a ChannelAffine, the Add becomes the Conv's bias,
+    # and then the ChannelAffine folds into the Conv.
+    graph = onnx_graph(
+        [
+            helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+            helper.make_node("Add", ["c", "shift"], ["s"]),
+            helper.make_node("BatchNormalization", ["s", *BN_INPUTS], ["y"]),
+        ],
+        {"x": (1, 2, 5, 5)},
+        ["y"],
+        {"w": RNG.standard_normal((3, 2, 3, 3)), "shift": np.full((3, 1, 1), 0.5), **BN_PARAMS},
+    )
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Conv", "Add", "ChannelAffine"]
+    assert apply_pass(graph, fuse_bias)
+    assert apply_pass(graph, fold_batchnorm)
+    assert ops(graph) == ["Conv"]
+
+
+def test_batchnorm_with_computed_parameters_is_left_alone():
+    graph = onnx_graph(
+        [helper.make_node("BatchNormalization", ["x", "gamma_in", "beta", "mean", "var"], ["y"])],
+        {"x": (1, 3, 4, 4), "gamma_in": (3,)},
+        ["y"],
+        {k: v for k, v in BN_PARAMS.items() if k != "gamma"},
+    )
+    assert not apply_pass(graph, fold_batchnorm)
