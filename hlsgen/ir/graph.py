@@ -47,6 +47,8 @@ class Graph:
     constants: dict[str, np.ndarray] = field(default_factory=dict)
     nodes: dict[str, Node] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
+    # Quantization of tensors by name: a TensorQuant per activation, a WeightQuant per quantized constant.
+    quant: dict[str, Any] = field(default_factory=dict)
 
     # ---- queries -------------------------------------------------------------------------
     def producer(self, tensor: str) -> Node | None:
@@ -128,6 +130,7 @@ class Graph:
             used.update(node.outputs)
         self.tensors = {k: v for k, v in self.tensors.items() if k in used}
         self.constants = {k: v for k, v in self.constants.items() if k in used}
+        self.quant = {k: v for k, v in self.quant.items() if k in used}
 
     def sort(self) -> None:
         """Reorder `nodes` topologically (stable)."""

@@ -30,7 +30,7 @@ def output_size(size: int, k: int, stride: int, dilation: int, pad_begin: int, p
     return out - 1 if (out - 1) * stride >= size + pad_begin else out
 
 
-def _pool_windows(a: PoolAttrs, x: np.ndarray, pad_value, overhang_value) -> np.ndarray:
+def pool_windows(a: PoolAttrs, x: np.ndarray, pad_value, overhang_value) -> np.ndarray:
     """Windows N,C,*O,*K of `x` padded with `pad_value`.
 
     Where ceil_mode lets the last window run past the end padding, the overhang reads `overhang_value`.
@@ -58,7 +58,7 @@ def max_pool(a: PoolAttrs, x: np.ndarray) -> np.ndarray:
     """Maximum over each window; padding never wins. x: N,C,*S."""
     n = len(a.kernel_shape)
     low = _lowest(x.dtype)
-    return _pool_windows(a, x, low, low).max(axis=tuple(range(-n, 0)))
+    return pool_windows(a, x, low, low).max(axis=tuple(range(-n, 0)))
 
 
 @kernel("AveragePool", PoolAttrs)
@@ -67,17 +67,15 @@ def average_pool(a: PoolAttrs, x: np.ndarray) -> np.ndarray:
     padding when count_include_pad; never the ceil_mode overhang. x: N,C,*S."""
     n = len(a.kernel_shape)
     axes = tuple(range(-n, 0))
-    sums = _pool_windows(a, x, 0, 0).sum(axis=axes)
+    sums = pool_windows(a, x, 0, 0).sum(axis=axes)
     inside = np.ones(x.shape[x.ndim - n :], x.dtype)
-    counts = _pool_windows(a, inside, 1 if a.count_include_pad else 0, 0).sum(axis=axes)
+    counts = pool_windows(a, inside, 1 if a.count_include_pad else 0, 0).sum(axis=axes)
     # A window over padding only has sum 0 and count 0; it averages to 0, as in onnxruntime.
     return (sums / np.maximum(counts, 1)).astype(x.dtype)
 
 
 @onnx_importer("MaxPool", "AveragePool")
 def import_pool(node, ctx) -> list[Node]:
-    # Imported here: the frontend imports every op module while it is itself being imported.
-
     attrs = ctx.attrs(node)
     if node.op_type == "MaxPool":
         if len(node.output) > 1 and node.output[1]:

@@ -19,7 +19,7 @@ def fuse_activation(graph: Graph) -> bool:
         if activation is None:
             continue
         producer = graph.producer(node.inputs[0])
-        if producer is None or producer.op not in ("Conv", "Dense") or False:
+        if producer is None or producer.op not in ("Conv", "Dense") or producer.attrs.activation is not None:
             continue
         if sole_consumer(graph, node.inputs[0]) is not node:
             continue

@@ -1,0 +1,174 @@
+"""The integer ops: integers in, integers out. Together with `arith` they are the specification
+that the HLS C++ and the RTL must equal bit for bit (docs/numerics.md states them in prose).
+
+Scale-preserving ops (MaxPool, GlobalMaxPool, Reshape, Transpose, Concat, Pad) run their float kernels
+unchanged on integer tensors; the ops here are the ones whose arithmetic changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ops.conv import ConvAttrs, conv
+from ..ops.pool import PoolAttrs, pool_windows
+from ..ops.registry import kernel
+from .arith import requantize, rshift_round, saturate
+
+# Products of accumulated integers are computed in float64 (BLAS-fast) and are exact while below 2^53;
+# accumulator widths are bounded far below that (see `accumulator_bits`).
+EXACT_FLOAT_LIMIT = 1 << 53
+
+
+@dataclass(frozen=True)
+class Requant:
+    """acc -> saturate(rshift_round(acc * multiplier[c], shift[c]) + zero_point, lo, hi).
+
+    Per output channel (length-1 tuples broadcast). `neg_multiplier`, when set, replaces `multiplier`
+    where acc < 0 (a fused LeakyRelu). lo/hi include the clamp of a fused Relu/Relu6/Clip.
+    """
+
+    multiplier: tuple[int, ...]
+    shift: tuple[int, ...]
+    zero_point: int
+    lo: int
+    hi: int
+    neg_multiplier: tuple[int, ...] | None = None
+
+    def apply(self, acc: np.ndarray, channel_axis: int) -> np.ndarray:
+        shape = [1] * acc.ndim
+        shape[channel_axis] = -1
+        m = np.asarray(self.multiplier, np.int64).reshape(shape)
+        s = np.asarray(self.shift, np.int64).reshape(shape)
+        if self.neg_multiplier is not None:
+            m = np.where(acc < 0, np.asarray(self.neg_multiplier, np.int64).reshape(shape), m)
+        return requantize(acc, m, s, self.zero_point, self.lo, self.hi)
+
+
+@dataclass(frozen=True)
+class QConvAttrs:
+    conv: ConvAttrs  # geometry only (activation None): the activation lives in `requant`
+    input_zero_point: int
+    acc_bits: int
+    requant: Requant
+
+
+@dataclass(frozen=True)
+class QDenseAttrs:
+    input_zero_point: int
+    acc_bits: int
+    requant: Requant
+
+
+@dataclass(frozen=True)
+class QAddAttrs:
+    """y = saturate(rshift_round((a - za) * ma + (b - zb) * mb, shift) + zero_point, lo, hi)."""
+
+    a_zero_point: int
+    b_zero_point: int
+    a_multiplier: int
+    b_multiplier: int
+    shift: int
+    zero_point: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class QAveragePoolAttrs:
+    """Window sums of (x - zero_point), then per divisor count c: rshift_round(sum * M_c, s_c) + zero_point.
+
+    `pool` is None for a global pool. `divisors` maps each window element count to (M_c, s_c).
+    """
+
+    pool: PoolAttrs | None
+    zero_point: int
+    divisors: tuple[tuple[int, int, int], ...]  # (count, multiplier, shift)
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class QRequantAttrs:
+    """y = saturate(rshift_round((x - input_zero_point) * multiplier, shift) + zero_point, lo, hi)."""
+
+    input_zero_point: int
+    multiplier: int
+    shift: int
+    zero_point: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
+class QLutAttrs:
+    """y = table[x - input_min]: any elementwise function of a narrow integer, tabulated."""
+
+    input_min: int
+    table: tuple[int, ...]
+
+
+def _exact_int(y: np.ndarray) -> np.ndarray:
+    if np.abs(y).max(initial=0) >= EXACT_FLOAT_LIMIT:
+        raise OverflowError("integer accumulation left the exactly representable range")
+    return np.rint(y).astype(np.int64)
+
+
+@kernel("QConv", QConvAttrs)
+def qconv(a: QConvAttrs, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """acc = conv(x - zx, w) + b (zero padding of x - zx); y = requant(acc) per output channel."""
+    centred = np.asarray(x, np.float64) - a.input_zero_point
+    acc = _exact_int(conv(a.conv, centred, np.asarray(w, np.float64)))
+    if b is not None:
+        acc = acc + np.asarray(b, np.int64).reshape((1, -1) + (1,) * (acc.ndim - 2))
+    return a.requant.apply(acc, channel_axis=1)
+
+
+@kernel("QDense", QDenseAttrs)
+def qdense(a: QDenseAttrs, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
+    """acc = flatten(x - zx) @ w + b; y = requant(acc) per output column."""
+    centred = np.asarray(x, np.float64).reshape(x.shape[0], -1) - a.input_zero_point
+    acc = _exact_int(centred @ np.asarray(w, np.float64))
+    if b is not None:
+        acc = acc + np.asarray(b, np.int64)
+    return a.requant.apply(acc, channel_axis=1)
+
+
+@kernel("QAdd", QAddAttrs)
+def qadd(a: QAddAttrs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Sum of two tensors on their own scales, brought to the output scale with one shared shift."""
+    total = (np.asarray(x, np.int64) - a.a_zero_point) * a.a_multiplier
+    total = total + (np.asarray(y, np.int64) - a.b_zero_point) * a.b_multiplier
+    return saturate(rshift_round(total, a.shift) + a.zero_point, a.lo, a.hi)
+
+
+@kernel("QAveragePool", QAveragePoolAttrs)
+def qaverage_pool(a: QAveragePoolAttrs, x: np.ndarray) -> np.ndarray:
+    centred = np.asarray(x, np.int64) - a.zero_point
+    if a.pool is None:
+        axes = tuple(range(2, x.ndim))
+        sums = centred.sum(axis=axes, keepdims=True)
+        counts = np.full(sums.shape, int(np.prod(x.shape[2:])), np.int64)
+    else:
+        n = len(a.pool.kernel_shape)
+        axes = tuple(range(-n, 0))
+        sums = pool_windows(a.pool, centred, 0, 0).sum(axis=axes)
+        inside = np.ones(x.shape[x.ndim - n :], np.int64)
+        counts = pool_windows(a.pool, inside, 1 if a.pool.count_include_pad else 0, 0).sum(axis=axes)
+        counts = np.broadcast_to(counts, sums.shape)
+    multiplier = np.zeros(sums.shape, np.int64)
+    shift = np.zeros(sums.shape, np.int64)
+    for count, m, s in a.divisors:
+        multiplier[counts == count] = m
+        shift[counts == count] = s
+    return saturate(rshift_round(sums * multiplier, shift) + a.zero_point, a.lo, a.hi)
+
+
+@kernel("QRequant", QRequantAttrs)
+def qrequant(a: QRequantAttrs, x: np.ndarray) -> np.ndarray:
+    return requantize(np.asarray(x, np.int64) - a.input_zero_point, a.multiplier, a.shift, a.zero_point, a.lo, a.hi)
+
+
+@kernel("QLut", QLutAttrs)
+def qlut(a: QLutAttrs, x: np.ndarray) -> np.ndarray:
+    return np.asarray(a.table, np.int64)[np.asarray(x, np.int64) - a.input_min]

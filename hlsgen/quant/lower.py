@@ -1,0 +1,312 @@
+"""Lower an optimized float graph to the integer graph, given calibration statistics and bit widths.
+
+Every activation tensor gets a TensorQuant; Conv/Dense become QConv/QDense with integer weights, an
+accumulator-precision bias and a per-channel requantizer; the other ops get their integer forms.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from ..errors import UnsupportedOp, UnsupportedOpsError
+from ..ir import Graph, Node, TensorInfo
+from ..ops.common import Activation
+from ..ops.conv import ConvAttrs
+from ..ops.pool import pool_windows
+from .arith import MULTIPLIER_BITS, quantize_multiplier, quantize_to_grid, signed_bits_for
+from .calibrate import RangeChoice, TensorStats, choose_range
+from .int_ops import QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QRequantAttrs, Requant
+from .params import TensorQuant, WeightQuant, quantize_weights
+
+MAX_LUT_BITS = 12
+
+
+@dataclass(frozen=True)
+class BitConfig:
+    """Bit widths: defaults, then per-layer weight bits and per-tensor activation bits."""
+
+    weight_bits: int = 8
+    act_bits: int = 8
+    layer_weight_bits: dict = field(default_factory=dict)  # layer name -> bits
+    tensor_act_bits: dict = field(default_factory=dict)  # tensor name -> bits
+
+    def weights(self, layer: str) -> int:
+        return self.layer_weight_bits.get(layer, self.weight_bits)
+
+    def activations(self, tensor: str) -> int:
+        return self.tensor_act_bits.get(tensor, self.act_bits)
+
+
+@dataclass
+class LayerQuant:
+    """What quant.json and the bit-width report say about one integer layer."""
+
+    name: str
+    op: str
+    weight_bits: int | None = None
+    weight_scales: tuple[float, ...] | None = None
+    multiplier: tuple[int, ...] = ()
+    shift: tuple[int, ...] = ()
+    acc_bits: int | None = None
+    weight_count: int = 0
+
+
+@dataclass
+class Lowered:
+    graph: Graph  # the integer graph; graph.quant holds a TensorQuant for every tensor
+    layers: list[LayerQuant]
+    ranges: dict[str, RangeChoice]  # calibrated tensors: how their range was chosen
+    host_softmax: dict[str, tuple[int, ...]]  # graph output -> softmax axes applied on the host
+
+
+def lower(float_graph: Graph, stats: dict[str, TensorStats], bits: BitConfig) -> Lowered:
+    return _Lowering(float_graph, stats, bits).run()
+
+
+class _Lowering:
+    def __init__(self, src: Graph, stats: dict[str, TensorStats], bits: BitConfig):
+        self.src, self.stats, self.bits = src, stats, bits
+        self.dst = Graph(name=src.name, inputs=list(src.inputs), outputs=list(src.outputs), notices=list(src.notices))
+        self.layers: list[LayerQuant] = []
+        self.ranges: dict[str, RangeChoice] = {}
+        self.host_softmax: dict[str, tuple[int, ...]] = {}
+
+    # ---- driver ----------------------------------------------------------------------------
+    def run(self) -> Lowered:
+        problems = []
+        for name in self.src.inputs:
+            self._declare(name, self.act_quant(name))
+        for node in self.src.topological():
+            handler = getattr(self, f"_lower_{node.op}", None)
+            if handler is None:
+                problems.append(UnsupportedOp(node.name, node.op, 0, "no integer implementation"))
+                continue
+            try:
+                handler(node)
+            except _NotLowerable as exc:
+                problems.append(UnsupportedOp(node.name, node.op, 0, str(exc)))
+        if problems:
+            listing = "; ".join(f"{p.node!r} ({p.op_type}): {p.why}" for p in problems)
+            error = UnsupportedOpsError(problems)
+            error.args = (f"{len(problems)} node(s) cannot be quantized: {listing}",)
+            raise error
+        self.dst.prune_tensors()
+        return Lowered(self.dst, self.layers, self.ranges, self.host_softmax)
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def act_quant(self, tensor: str) -> TensorQuant:
+        """The quantization of an activation: kept from a pre-quantized model, else calibrated."""
+        if isinstance(self.src.quant.get(tensor), TensorQuant):
+            return self.src.quant[tensor]
+        if tensor not in self.stats:
+            raise _NotLowerable(f"no calibration statistics for tensor {tensor!r}")
+        choice = choose_range(self.stats[tensor], self.bits.activations(tensor))
+        self.ranges[tensor] = choice
+        return choice.quant
+
+    def _declare(self, tensor: str, quant: TensorQuant) -> None:
+        self.dst.tensors[tensor] = TensorInfo(tensor, self.src.shape(tensor), "int64")
+        self.dst.quant[tensor] = quant
+
+    def _q(self, tensor: str) -> TensorQuant:
+        return self.dst.quant[tensor]
+
+    def _emit(self, node: Node, out_quant: TensorQuant) -> None:
+        for t in node.inputs:
+            if t in self.src.constants and t not in self.dst.constants:
+                self.dst.add_constant(t, self.src.constants[t])
+        self.dst.add_node(node)
+        self._declare(node.outputs[0], out_quant)
+
+    def _constant(self, base: str, value: np.ndarray) -> str:
+        return self.dst.add_constant(self.dst.fresh_name(base), np.asarray(value, np.int64))
+
+    def _weights(self, node: Node, axis: int) -> tuple[np.ndarray, WeightQuant]:
+        w_name = node.inputs[1]
+        if w_name not in self.src.constants:
+            raise _NotLowerable("weights must be constants")
+        kept = self.src.quant.get(w_name)
+        if isinstance(kept, tuple):  # (integer values, WeightQuant) of a pre-quantized model
+            return kept
+        return quantize_weights(self.src.constants[w_name], self.bits.weights(node.name), axis)
+
+    def _bias(self, node: Node) -> np.ndarray | None:
+        if len(node.inputs) < 3 or not node.inputs[2]:
+            return None
+        if node.inputs[2] not in self.src.constants:
+            raise _NotLowerable("the bias must be a constant")
+        return self.src.constants[node.inputs[2]]
+
+    def _requant(self, acc_scales: np.ndarray, out: TensorQuant, activation: Activation | None) -> Requant:
+        pairs = [quantize_multiplier(float(s) / out.scale) for s in acc_scales]
+        multiplier = tuple(m for m, _ in pairs)
+        shift = tuple(s for _, s in pairs)
+        lo, hi = out.qmin, out.qmax
+        neg = None
+        if activation is not None:
+            if activation.kind == "relu":
+                lo = max(lo, out.zero_point)
+            elif activation.kind == "clip":
+                lo = max(lo, _grid(activation.lo, out))
+                hi = min(hi, _grid(activation.hi, out))
+            else:  # leaky_relu: the negative branch scales by alpha, on the same shift
+                neg = tuple(round(activation.alpha * float(s) / out.scale * (1 << sh))
+                            for s, sh in zip(acc_scales, shift))
+        return Requant(multiplier, shift, out.zero_point, lo, hi, neg)
+
+    def _matmul_layer(self, node: Node, op: str, w_axis: int, weights, bias, attrs_for) -> None:
+        x, out = node.inputs[0], node.outputs[0]
+        qx = self._q(x)
+        w_int, wq = weights
+        acc_scales = qx.scale * np.asarray(wq.scales)
+        inputs = [x, self._constant(f"{node.name}_w", w_int)]
+        bias_bound = np.zeros(len(acc_scales))
+        if bias is not None:
+            b_int = np.rint(bias / acc_scales).astype(np.int64)
+            inputs.append(self._constant(f"{node.name}_b", b_int))
+            bias_bound = np.abs(b_int)
+        qy = self.act_quant(out)
+        requant = self._requant(acc_scales, qy, node.attrs.activation)
+        # Bound |acc| per output channel over every input in range: sum |w| * max |x - zx| + |b|.
+        x_extent = max(abs(qx.qmin - qx.zero_point), abs(qx.qmax - qx.zero_point))
+        w_abs = np.abs(np.moveaxis(w_int, w_axis, 0)).reshape(len(acc_scales), -1).sum(axis=1)
+        acc_bits = signed_bits_for(int((w_abs * x_extent + bias_bound).max()))
+        self._emit(Node(node.name, op, tuple(inputs), (out,), attrs_for(qx, acc_bits, requant)), qy)
+        self.layers.append(LayerQuant(node.name, op, wq.bits, wq.scales, requant.multiplier, requant.shift,
+                                      acc_bits, int(w_int.size)))
+
+    # ---- per op ----------------------------------------------------------------------------
+    def _lower_Conv(self, node: Node) -> None:
+        geometry = replace(node.attrs, activation=None)
+        self._matmul_layer(node, "QConv", 0, self._weights(node, 0), self._bias(node),
+                           lambda qx, bits, rq: QConvAttrs(geometry, qx.zero_point, bits, rq))
+
+    def _lower_Dense(self, node: Node) -> None:
+        self._matmul_layer(node, "QDense", 1, self._weights(node, 1), self._bias(node),
+                           lambda qx, bits, rq: QDenseAttrs(qx.zero_point, bits, rq))
+
+    def _lower_ChannelAffine(self, node: Node) -> None:
+        """x * scale[c] + shift[c] is a depthwise 1x1 convolution."""
+        x, scale, shift = node.inputs
+        if scale not in self.src.constants or shift not in self.src.constants:
+            raise _NotLowerable("scale and shift must be constants")
+        channels = self.src.shape(x)[1]
+        spatial = len(self.src.shape(x)) - 2
+        w = self.src.constants[scale].reshape((channels, 1) + (1,) * spatial)
+        geometry = ConvAttrs((1,) * spatial, (1,) * spatial, (0,) * (2 * spatial), (1,) * spatial, channels)
+        conv = Node(node.name, "Conv", (x, scale, shift), node.outputs, geometry)
+        weights = quantize_weights(w, self.bits.weights(node.name), 0)
+        self._matmul_layer(conv, "QConv", 0, weights, self.src.constants[shift],
+                           lambda qx, bits, rq: QConvAttrs(geometry, qx.zero_point, bits, rq))
+
+    def _lower_Add(self, node: Node) -> None:
+        a, b = node.inputs
+        if a in self.src.constants or b in self.src.constants:
+            raise _NotLowerable("adding a constant that no Conv/Dense bias absorbed")
+        qa, qb, qy = self._q(a), self._q(b), self.act_quant(node.outputs[0])
+        ra, rb = qa.scale / qy.scale, qb.scale / qy.scale
+        shift = MULTIPLIER_BITS - math.frexp(max(ra, rb))[1]
+        attrs = QAddAttrs(qa.zero_point, qb.zero_point, round(ra * (1 << shift)), round(rb * (1 << shift)),
+                          shift, qy.zero_point, qy.qmin, qy.qmax)
+        self._emit(Node(node.name, "QAdd", (a, b), node.outputs, attrs), qy)
+
+    def _lower_Relu(self, node: Node) -> None:
+        self._clamp(node, 0.0, math.inf)
+
+    def _lower_Clip(self, node: Node) -> None:
+        self._clamp(node, node.attrs.lo, node.attrs.hi)
+
+    def _clamp(self, node: Node, lo: float, hi: float) -> None:
+        """Relu/Clip keep the input's scale: a saturation only."""
+        qx = self._q(node.inputs[0])
+        attrs = QRequantAttrs(qx.zero_point, 1, 0, qx.zero_point, _grid(lo, qx), _grid(hi, qx))
+        self._emit(Node(node.name, "QRequant", node.inputs, node.outputs, attrs), qx)
+
+    def _lower_Sigmoid(self, node: Node) -> None:
+        self._tabulate(node)
+
+    _lower_HardSigmoid = _lower_HardSwish = _lower_LeakyRelu = _lower_Sigmoid
+
+    def _tabulate(self, node: Node) -> None:
+        """Any elementwise function of a narrow integer becomes a lookup table, exact by construction."""
+        from ..ops.registry import evaluate
+
+        qx = self._q(node.inputs[0])
+        if qx.bits > MAX_LUT_BITS:
+            raise _NotLowerable(f"a {qx.bits}-bit input is too wide to tabulate (at most {MAX_LUT_BITS})")
+        qy = self.act_quant(node.outputs[0])
+        levels = np.arange(qx.qmin, qx.qmax + 1)
+        real = ((levels - qx.zero_point) * qx.scale).astype(np.float32)
+        (y,) = evaluate(node, [real])
+        table = quantize_to_grid(y, qy.scale, qy.zero_point, qy.bits, qy.signed)
+        attrs = QLutAttrs(qx.qmin, tuple(int(v) for v in table))
+        self._emit(Node(node.name, "QLut", node.inputs, node.outputs, attrs), qy)
+
+    def _lower_MaxPool(self, node: Node) -> None:
+        self._emit(node, self._q(node.inputs[0]))
+
+    _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_MaxPool
+
+    def _lower_Pad(self, node: Node) -> None:
+        qx = self._q(node.inputs[0])
+        if node.attrs.mode != "constant":
+            self._emit(node, qx)
+            return
+        value = int(quantize_to_grid(np.array(node.attrs.value), qx.scale, qx.zero_point, qx.bits, qx.signed))
+        self._emit(node.with_(attrs=replace(node.attrs, value=value)), qx)
+
+    def _lower_AveragePool(self, node: Node) -> None:
+        qx = self._q(node.inputs[0])
+        n = len(node.attrs.kernel_shape)
+        inside = np.ones(self.src.shape(node.inputs[0])[-n:], np.int64)
+        counts = pool_windows(node.attrs, inside, 1 if node.attrs.count_include_pad else 0, 0)
+        counts = counts.sum(axis=tuple(range(-n, 0)))
+        self._average(node, node.attrs, sorted(set(int(c) for c in counts.ravel() if c > 0)), qx)
+
+    def _lower_GlobalAveragePool(self, node: Node) -> None:
+        qx = self._q(node.inputs[0])
+        self._average(node, None, [int(np.prod(self.src.shape(node.inputs[0])[2:]))], qx)
+
+    def _average(self, node: Node, pool, counts: list[int], qx: TensorQuant) -> None:
+        """Averages keep the input's scale: the divisor 1/count becomes a multiplier and shift."""
+        divisors = tuple((c, *quantize_multiplier(1.0 / c)) for c in counts)
+        attrs = QAveragePoolAttrs(pool, qx.zero_point, divisors, qx.qmin, qx.qmax)
+        self._emit(Node(node.name, "QAveragePool", node.inputs, node.outputs, attrs), qx)
+
+    def _lower_Concat(self, node: Node) -> None:
+        qy = self.act_quant(node.outputs[0])
+        inputs = []
+        for t in node.inputs:
+            qt = self._q(t)
+            if qt == qy:
+                inputs.append(t)
+                continue
+            m, s = quantize_multiplier(qt.scale / qy.scale)
+            aligned = self.dst.fresh_name(f"{t}_aligned")
+            attrs = QRequantAttrs(qt.zero_point, m, s, qy.zero_point, qy.qmin, qy.qmax)
+            self.dst.add_node(Node(self.dst.fresh_name(f"{node.name}_align"), "QRequant", (t,), (aligned,), attrs))
+            self.dst.tensors[aligned] = TensorInfo(aligned, self.src.shape(t), "int64")
+            self.dst.quant[aligned] = qy
+            inputs.append(aligned)
+        self._emit(node.with_(inputs=tuple(inputs)), qy)
+
+    def _lower_Softmax(self, node: Node) -> None:
+        """A Softmax that produces a graph output runs on the host, on the dequantized logits."""
+        (x,), (y,) = node.inputs, node.outputs
+        if y not in self.src.outputs or self.src.consumers(y):
+            raise _NotLowerable("only a Softmax at the output of the network is supported (it runs on the host)")
+        self.dst.outputs = [x if t == y else t for t in self.dst.outputs]
+        self.host_softmax[x] = node.attrs.axes
+
+
+class _NotLowerable(Exception):
+    pass
+
+
+def _grid(value: float, quant: TensorQuant) -> int:
+    """The integer level nearest a real clamp bound, inside the range (±inf saturate)."""
+    if math.isinf(value):
+        return quant.qmax if value > 0 else quant.qmin
+    return int(np.clip(round(value / quant.scale) + quant.zero_point, quant.qmin, quant.qmax))

@@ -1,0 +1,73 @@
+"""A quantized model: the integer graph plus the host-side steps around it (input quantization,
+output dequantization, and a trailing Softmax)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import Graph
+from ..npz_io import match_inputs
+from ..reference import run_graph
+from . import int_ops  # noqa: F401  (registers the integer kernels)
+from .arith import dequantize, quantize_to_grid
+from .calibrate import collect_stats
+from .lower import BitConfig, Lowered, lower
+
+
+@dataclass
+class QuantizedModel:
+    lowered: Lowered
+    float_graph: Graph  # the optimized float graph it was lowered from
+
+    @property
+    def graph(self) -> Graph:
+        return self.lowered.graph
+
+    def quantize_inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Host step 1: real inputs -> integers on each input's grid."""
+        feeds = match_inputs(self.float_graph, arrays)
+        out = {}
+        for name, value in feeds.items():
+            q = self.graph.quant[name]
+            out[name] = quantize_to_grid(value, q.scale, q.zero_point, q.bits, q.signed)
+        return out
+
+    def run_int(self, int_feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The integer reference on N stacked samples: integers in, integers out."""
+        batch = self.graph.tensors[self.graph.inputs[0]].shape[0]
+        total = next(iter(int_feeds.values())).shape[0]
+        chunks = [run_graph(self.graph, {k: v[i : i + batch] for k, v in int_feeds.items()})
+                  for i in range(0, total, batch)]
+        return {name: np.concatenate([c[name] for c in chunks]) for name in self.graph.outputs}
+
+    def dequantize_outputs(self, int_outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """Host step 2: integers -> reals, then a trailing Softmax; keyed by the float model's output names."""
+        result = {}
+        for int_name, float_name in zip(self.graph.outputs, self.float_graph.outputs):
+            q = self.graph.quant[int_name]
+            y = dequantize(int_outputs[int_name], q.scale, q.zero_point)
+            if int_name in self.lowered.host_softmax:
+                y = _softmax(y, self.lowered.host_softmax[int_name])
+            result[float_name] = y
+        return result
+
+    def run(self, arrays: dict[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
+        """Real inputs in, real outputs out, through the integer reference."""
+        if not isinstance(arrays, dict):
+            arrays = {self.float_graph.inputs[0]: arrays}
+        return self.dequantize_outputs(self.run_int(self.quantize_inputs(arrays)))
+
+
+def quantize(float_graph: Graph, calibration: dict[str, np.ndarray], bits: BitConfig | None = None,
+             stats=None) -> QuantizedModel:
+    """Calibrate `float_graph` (optimized) on `calibration` samples and lower it to integers."""
+    if stats is None:
+        stats = collect_stats(float_graph, match_inputs(float_graph, calibration, "calibration data"))
+    return QuantizedModel(lower(float_graph, stats, bits or BitConfig()), float_graph)
+
+
+def _softmax(x: np.ndarray, axes: tuple[int, ...]) -> np.ndarray:
+    shifted = x - x.max(axis=axes, keepdims=True)
+    e = np.exp(shifted)
+    return (e / e.sum(axis=axes, keepdims=True)).astype(np.float32)

@@ -1,0 +1,235 @@
+"""A zoo of small, realistic CNNs built in code, for tests and benchmarks.
+
+Every constructor returns an `onnx.ModelProto` (opset 17, IR version 10) with one input `image`
+[N, C, H, W] (symbolic batch "N") and one output `logits` [N, classes]. Weights are He-initialized
+from a fixed seed, then each Conv/Gemm is rescaled so its output has std ~1 on a batch of standard
+normal probe inputs, and every BatchNormalization gets running statistics close to the ones it sees
+on that batch (plus noise) and random gamma/beta, as in a trained network. The rescale factors and
+the statistics are rounded to 4 significant digits so that last-bit BLAS differences between
+machines do not change the weights: building a model twice gives byte-identical protobufs.
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 17
+IR_VERSION = 10  # onnx >= 1.23 writes IR 14 by default, which onnxruntime 1.31 refuses
+BN_EPSILON = 1e-5
+PROBE_BATCH = 32
+
+
+def _round_sig(x, digits: int = 4) -> np.ndarray:
+    """`x` rounded to `digits` significant digits (elementwise), as float64."""
+    x = np.asarray(x, np.float64)
+    safe = np.where(x == 0, 1.0, np.abs(x))
+    scale = 10.0 ** (digits - 1 - np.floor(np.log10(safe)))
+    return np.round(x * scale) / scale
+
+
+def _conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad: int, group: int) -> np.ndarray:
+    """Float NCHW convolution for the probe forward (symmetric pads, no dilation)."""
+    n, c, h, wd = x.shape
+    m, cg, kh, kw = w.shape
+    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
+    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
+    taps = [xp[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride] for i in range(kh) for j in range(kw)]
+    cols = np.stack(taps, axis=2).reshape(n, group, cg, kh * kw, oh, ow)
+    out = np.einsum("ngckhw,gmck->ngmhw", cols, w.reshape(group, m // group, cg, kh * kw), optimize=True)
+    return out.reshape(n, m, oh, ow)
+
+
+class NetBuilder:
+    """Appends ONNX nodes and initializers while running a float probe batch through the net.
+
+    Each method takes the input tensor name and returns the output tensor name; node names double as
+    output tensor names (identifier-safe), except the classifier's output `logits`.
+    """
+
+    def __init__(self, name: str, in_channels: int, input_hw: int, seed: int):
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.input_shape = (in_channels, input_hw, input_hw)
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: dict[str, np.ndarray] = {}
+        rng = np.random.default_rng([seed, 1])
+        half = PROBE_BATCH // 2
+        probe = np.concatenate([_image_like(rng, half, self.input_shape), rng.standard_normal((half, *self.input_shape))])
+        self.values: dict[str, np.ndarray] = {"image": probe}  # probe activations (float64) by tensor
+
+    def channels(self, x: str) -> int:
+        return self.values[x].shape[1]
+
+    def _init(self, name: str, value) -> str:
+        self.inits[name] = np.asarray(value, np.float32)
+        return name
+
+    def _emit(self, op: str, inputs: list[str], name: str, value: np.ndarray, output: str | None = None, **attrs) -> str:
+        output = output or name
+        self.nodes.append(helper.make_node(op, inputs, [output], name=name, **attrs))
+        self.values[output] = value
+        return output
+
+    def _unit_std(self, w: np.ndarray, forward: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
+        """`w` (float32) scaled so that forward(w) has std ~1 on the probe batch."""
+        w = w.astype(np.float32)
+        scale = _round_sig(1.0 / float(np.std(forward(w.astype(np.float64)))))
+        return (w * np.float32(scale)).astype(np.float32)
+
+    # ---- layers ----------------------------------------------------------------------------
+    def conv(self, x: str, name: str, out_ch: int, k: int = 3, stride: int = 1, group: int = 1) -> str:
+        """Conv without bias (a BatchNormalization follows), padded to keep the size at stride 1."""
+        in_ch, pad = self.channels(x), k // 2
+        fan_in = in_ch // group * k * k
+        w = self.rng.standard_normal((out_ch, in_ch // group, k, k)) * np.sqrt(2.0 / fan_in)
+        run = lambda w_: _conv2d(self.values[x], w_, stride, pad, group)  # noqa: E731
+        w = self._unit_std(w, run)
+        attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group)
+        return self._emit("Conv", [x, self._init(f"{name}_w", w)], name, run(w.astype(np.float64)), **attrs)
+
+    def batchnorm(self, x: str, name: str) -> str:
+        v, c = self.values[x], self.channels(x)
+        mean, var = v.mean(axis=(0, 2, 3)), v.var(axis=(0, 2, 3))
+        params = {
+            "gamma": self.rng.uniform(0.6, 1.4, c),
+            "beta": self.rng.normal(0.0, 0.2, c),
+            "mean": _round_sig(mean + 0.1 * np.sqrt(var) * self.rng.standard_normal(c)),
+            "var": _round_sig(var * self.rng.uniform(0.8, 1.25, c)),
+        }
+        inputs = [x] + [self._init(f"{name}_{k}", p) for k, p in params.items()]
+        g, b, m, s = (self.inits[t].astype(np.float64)[None, :, None, None] for t in inputs[1:])
+        value = g * (v - m) / np.sqrt(s + np.float32(BN_EPSILON)) + b
+        return self._emit("BatchNormalization", inputs, name, value, epsilon=BN_EPSILON)
+
+    def relu(self, x: str, name: str) -> str:
+        return self._emit("Relu", [x], name, np.maximum(self.values[x], 0.0))
+
+    def relu6(self, x: str, name: str) -> str:
+        """Clip(x, 0, 6) with constant min/max inputs (the opset >= 11 form)."""
+        bounds = [self._init("relu6_min", 0.0), self._init("relu6_max", 6.0)]
+        return self._emit("Clip", [x, *bounds], name, np.clip(self.values[x], 0.0, 6.0))
+
+    def add(self, a: str, b: str, name: str) -> str:
+        return self._emit("Add", [a, b], name, self.values[a] + self.values[b])
+
+    def conv_bn(self, x: str, name: str, out_ch: int, k=3, stride=1, group=1, act: str | None = "relu") -> str:
+        y = self.batchnorm(self.conv(x, f"{name}_conv", out_ch, k, stride, group), f"{name}_bn")
+        return getattr(self, act)(y, f"{name}_{act}") if act else y
+
+    # ---- blocks ----------------------------------------------------------------------------
+    def basic_block(self, x: str, name: str, out_ch: int, stride: int = 1) -> str:
+        """ResNet basic block; a 1x1 projection shortcut when the shape changes."""
+        y = self.conv_bn(x, f"{name}_a", out_ch, 3, stride)
+        y = self.conv_bn(y, f"{name}_b", out_ch, 3, 1, act=None)
+        skip = x
+        if stride != 1 or out_ch != self.channels(x):
+            skip = self.conv_bn(x, f"{name}_proj", out_ch, 1, stride, act=None)
+        return self.relu(self.add(y, skip, f"{name}_add"), f"{name}_relu")
+
+    def separable(self, x: str, name: str, out_ch: int, stride: int = 1) -> str:
+        """MobileNet-v1 block: depthwise 3x3 + BN + Relu6, pointwise 1x1 + BN + Relu6."""
+        c = self.channels(x)
+        y = self.conv_bn(x, f"{name}_dw", c, 3, stride, group=c, act="relu6")
+        return self.conv_bn(y, f"{name}_pw", out_ch, 1, act="relu6")
+
+    def inverted_residual(self, x: str, name: str, expand: int) -> str:
+        """MobileNet-v2 block: expand 1x1, depthwise 3x3 (Relu6 each), linear 1x1 projection, identity Add."""
+        c = self.channels(x)
+        y = self.conv_bn(x, f"{name}_expand", c * expand, 1, act="relu6")
+        y = self.conv_bn(y, f"{name}_dw", c * expand, 3, group=c * expand, act="relu6")
+        y = self.conv_bn(y, f"{name}_project", c, 1, act=None)
+        return self.add(x, y, f"{name}_add")
+
+    def classifier(self, x: str, classes: int) -> str:
+        """GlobalAveragePool, Flatten, Gemm (weights [classes, C], transB=1 as PyTorch exports it)."""
+        pooled = self._emit("GlobalAveragePool", [x], "pool", self.values[x].mean(axis=(2, 3), keepdims=True))
+        flat = self._emit("Flatten", [pooled], "flatten", self.values[pooled].reshape(PROBE_BATCH, -1), axis=1)
+        feats = self.values[flat]
+        images = feats[: PROBE_BATCH // 2]
+        centered = images - images.mean(axis=0)
+        w = self.rng.standard_normal((classes, feats.shape[1])) * np.sqrt(1.0 / feats.shape[1])
+        w = self._unit_std(w, lambda w_: centered @ w_.T)
+        bias = -_round_sig(images.mean(axis=0) @ w.astype(np.float64).T) + self.rng.normal(0.0, 0.1, classes)
+        b = self._init("fc_b", bias)
+        value = feats @ w.astype(np.float64).T + self.inits[b].astype(np.float64)
+        return self._emit("Gemm", [flat, self._init("fc_w", w), "fc_b"], "fc", value, output="logits", transB=1)
+
+    def build(self, output: str) -> onnx.ModelProto:
+        classes = self.values[output].shape[1]
+        graph = helper.make_graph(
+            self.nodes,
+            self.name,
+            [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", *self.input_shape])],
+            [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["N", classes])],
+            initializer=[numpy_helper.from_array(v, k) for k, v in self.inits.items()],
+        )
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="hlsgen.zoo")
+        model.ir_version = IR_VERSION
+        onnx.checker.check_model(model, full_check=True)
+        return model
+
+
+# ---- the models ------------------------------------------------------------------------------
+def residual_net(input_hw: int = 16, channels: int = 16, classes: int = 10, seed: int = 0, in_channels: int = 3) -> onnx.ModelProto:
+    """ResNet-style: stem Conv-BN-Relu, two basic blocks, a stride-2 block with a 1x1 projection
+    shortcut (doubling the channels), GlobalAveragePool, Flatten, Gemm."""
+    net = NetBuilder("residual_net", in_channels, input_hw, seed)
+    x = net.conv_bn("image", "stem", channels)
+    x = net.basic_block(x, "block1", channels)
+    x = net.basic_block(x, "block2", channels)
+    x = net.basic_block(x, "down", 2 * channels, stride=2)
+    return net.build(net.classifier(x, classes))
+
+
+def mobilenet_net(input_hw: int = 16, channels: int = 16, classes: int = 10, seed: int = 0, in_channels: int = 3) -> onnx.ModelProto:
+    """MobileNet-style with Relu6: stem Conv-BN-Relu6, three depthwise-separable blocks (the second
+    strided, doubling the channels), one inverted-residual block, GlobalAveragePool, Flatten, Gemm."""
+    net = NetBuilder("mobilenet_net", in_channels, input_hw, seed)
+    x = net.conv_bn("image", "stem", channels, act="relu6")
+    x = net.separable(x, "sep1", channels)
+    x = net.separable(x, "sep2", 2 * channels, stride=2)
+    x = net.separable(x, "sep3", 2 * channels)
+    x = net.inverted_residual(x, "inv1", expand=3)
+    return net.build(net.classifier(x, classes))
+
+
+def resnet_cifar(seed: int = 0) -> onnx.ModelProto:
+    """`residual_net` at CIFAR size: 3x32x32 input, 32 then 64 channels (for the analytic model)."""
+    return residual_net(input_hw=32, channels=32, classes=10, seed=seed)
+
+
+def mobilenet_cifar(seed: int = 0) -> onnx.ModelProto:
+    """`mobilenet_net` at CIFAR size: 3x32x32 input, 32 then 64 channels (for the analytic model)."""
+    return mobilenet_net(input_hw=32, channels=32, classes=10, seed=seed)
+
+
+ZOO: dict[str, Callable[..., onnx.ModelProto]] = {
+    "residual": residual_net,
+    "mobilenet": mobilenet_net,
+    "resnet_cifar": resnet_cifar,
+    "mobilenet_cifar": mobilenet_cifar,
+}
+
+
+def calibration_data(model: onnx.ModelProto, n: int = 64, seed: int = 0) -> np.ndarray:
+    """`n` image-like inputs for `model`: [n, C, H, W] float32 in [0, 1] (see `_image_like`)."""
+    shape = tuple(d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim[1:])
+    return _image_like(np.random.default_rng([seed, 2]), n, shape).astype(np.float32)
+
+
+def _image_like(rng: np.random.Generator, n: int, shape: tuple[int, int, int]) -> np.ndarray:
+    """Blurred coarse blobs plus fine texture, each sample stretched to [0, 1] (float64)."""
+    c, h, w = shape
+    coarse = rng.random((n, c, -(-h // 4), -(-w // 4))).repeat(4, axis=2).repeat(4, axis=3)[:, :, :h, :w]
+    x = 0.8 * coarse + 0.2 * rng.random((n, c, h, w))
+    for axis in (2, 3):
+        for _ in range(2):  # [1, 2, 1] / 4 blur with edge padding
+            pad = [(0, 0)] * 4
+            pad[axis] = (1, 1)
+            xp = np.pad(x, pad, mode="edge")
+            x = (np.take(xp, range(0, x.shape[axis]), axis) + 2 * x + np.take(xp, range(2, x.shape[axis] + 2), axis)) / 4
+    lo, hi = x.min(axis=(1, 2, 3), keepdims=True), x.max(axis=(1, 2, 3), keepdims=True)
+    return (x - lo) / np.maximum(hi - lo, 1e-12)
