@@ -30,13 +30,17 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
 
 
 def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
-    """Write atomically: a reader never sees a half-written file."""
+    """Write atomically (a reader never sees a half-written file) and reproducibly (fixed zip timestamps,
+    so the same arrays always give the same bytes; np.savez stamps the current time)."""
     p = Path(path)
     p.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=p.parent, suffix=".npz.tmp")
     try:
-        with os.fdopen(fd, "wb") as f:
-            np.savez(f, **arrays)
+        with os.fdopen(fd, "wb") as f, zipfile.ZipFile(f, "w", zipfile.ZIP_STORED) as archive:
+            for key, value in arrays.items():
+                info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                with archive.open(info, "w") as member:
+                    np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -1,12 +1,17 @@
 """A zoo of small, realistic CNNs built in code, for tests and benchmarks.
 
 Every constructor returns an `onnx.ModelProto` (opset 17, IR version 10) with one input `image`
-[N, C, H, W] (symbolic batch "N") and one output `logits` [N, classes]. Weights are He-initialized
-from a fixed seed, then each Conv/Gemm is rescaled so its output has std ~1 on a batch of standard
-normal probe inputs, and every BatchNormalization gets running statistics close to the ones it sees
-on that batch (plus noise) and random gamma/beta, as in a trained network. The rescale factors and
-the statistics are rounded to 4 significant digits so that last-bit BLAS differences between
-machines do not change the weights: building a model twice gives byte-identical protobufs.
+[N, C, H, W] (symbolic batch "N") and one output `logits` [N, classes].
+
+Weights are He-initialized from a fixed seed while a float probe batch runs through the net in numpy:
+half image-like samples (as `calibration_data` makes them), half standard normal. Each Conv is
+rescaled so its output has std ~1 on the probe, and each BatchNormalization gets running statistics
+close to the ones it sees there (plus noise) and random gamma/beta, as in a trained network; so
+activations stay O(1) on either kind of input. The classifier is centred and scaled on the image
+half (logits std ~1 there, with varied top-1 classes, as a trained net would give); standard normal
+inputs give logits a few times larger. Rescale factors and statistics are rounded to 4 significant
+digits so that last-bit BLAS differences between machines do not change the weights; building a
+model twice gives a byte-identical protobuf.
 """
 from __future__ import annotations
 
@@ -55,10 +60,9 @@ class NetBuilder:
         self.input_shape = (in_channels, input_hw, input_hw)
         self.nodes: list[onnx.NodeProto] = []
         self.inits: dict[str, np.ndarray] = {}
-        rng = np.random.default_rng([seed, 1])
-        half = PROBE_BATCH // 2
-        probe = np.concatenate([_image_like(rng, half, self.input_shape), rng.standard_normal((half, *self.input_shape))])
-        self.values: dict[str, np.ndarray] = {"image": probe}  # probe activations (float64) by tensor
+        rng, half = np.random.default_rng([seed, 1]), PROBE_BATCH // 2
+        probe = [_image_like(rng, half, self.input_shape), rng.standard_normal((half, *self.input_shape))]
+        self.values = {"image": np.concatenate(probe)}  # probe activations (float64) by tensor name
 
     def channels(self, x: str) -> int:
         return self.values[x].shape[1]
@@ -73,11 +77,11 @@ class NetBuilder:
         self.values[output] = value
         return output
 
-    def _unit_std(self, w: np.ndarray, forward: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
-        """`w` (float32) scaled so that forward(w) has std ~1 on the probe batch."""
-        w = w.astype(np.float32)
-        scale = _round_sig(1.0 / float(np.std(forward(w.astype(np.float64)))))
-        return (w * np.float32(scale)).astype(np.float32)
+    @staticmethod
+    def _unit_std(w: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Linear-layer weights `w` (float32) and their probe output `y`, both scaled so y has std ~1."""
+        scale = _round_sig(1.0 / float(np.std(y)))
+        return (w * scale).astype(np.float32), y * scale
 
     # ---- layers ----------------------------------------------------------------------------
     def conv(self, x: str, name: str, out_ch: int, k: int = 3, stride: int = 1, group: int = 1) -> str:
@@ -85,10 +89,9 @@ class NetBuilder:
         in_ch, pad = self.channels(x), k // 2
         fan_in = in_ch // group * k * k
         w = self.rng.standard_normal((out_ch, in_ch // group, k, k)) * np.sqrt(2.0 / fan_in)
-        run = lambda w_: _conv2d(self.values[x], w_, stride, pad, group)  # noqa: E731
-        w = self._unit_std(w, run)
+        w, y = self._unit_std(w, _conv2d(self.values[x], w, stride, pad, group))
         attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group)
-        return self._emit("Conv", [x, self._init(f"{name}_w", w)], name, run(w.astype(np.float64)), **attrs)
+        return self._emit("Conv", [x, self._init(f"{name}_w", w)], name, y, **attrs)
 
     def batchnorm(self, x: str, name: str) -> str:
         v, c = self.values[x], self.channels(x)
@@ -148,14 +151,13 @@ class NetBuilder:
         pooled = self._emit("GlobalAveragePool", [x], "pool", self.values[x].mean(axis=(2, 3), keepdims=True))
         flat = self._emit("Flatten", [pooled], "flatten", self.values[pooled].reshape(PROBE_BATCH, -1), axis=1)
         feats = self.values[flat]
-        images = feats[: PROBE_BATCH // 2]
-        centered = images - images.mean(axis=0)
+        images = feats[: PROBE_BATCH // 2]  # centre and scale on the image-like half of the probe
         w = self.rng.standard_normal((classes, feats.shape[1])) * np.sqrt(1.0 / feats.shape[1])
-        w = self._unit_std(w, lambda w_: centered @ w_.T)
+        w, _ = self._unit_std(w, (images - images.mean(axis=0)) @ w.T)
         bias = -_round_sig(images.mean(axis=0) @ w.astype(np.float64).T) + self.rng.normal(0.0, 0.1, classes)
-        b = self._init("fc_b", bias)
-        value = feats @ w.astype(np.float64).T + self.inits[b].astype(np.float64)
-        return self._emit("Gemm", [flat, self._init("fc_w", w), "fc_b"], "fc", value, output="logits", transB=1)
+        inputs = [flat, self._init("fc_w", w), self._init("fc_b", bias)]
+        value = feats @ self.inits["fc_w"].astype(np.float64).T + self.inits["fc_b"]
+        return self._emit("Gemm", inputs, "fc", value, output="logits", transB=1)
 
     def build(self, output: str) -> onnx.ModelProto:
         classes = self.values[output].shape[1]
@@ -221,10 +223,11 @@ def calibration_data(model: onnx.ModelProto, n: int = 64, seed: int = 0) -> np.n
 
 
 def _image_like(rng: np.random.Generator, n: int, shape: tuple[int, int, int]) -> np.ndarray:
-    """Blurred coarse blobs plus fine texture, each sample stretched to [0, 1] (float64)."""
+    """Blurred coarse blobs plus fine texture with a random colour cast, each sample stretched to [0, 1]."""
     c, h, w = shape
     coarse = rng.random((n, c, -(-h // 4), -(-w // 4))).repeat(4, axis=2).repeat(4, axis=3)[:, :, :h, :w]
-    x = 0.8 * coarse + 0.2 * rng.random((n, c, h, w))
+    gain, offset = rng.uniform(0.2, 1.0, (2, n, c, 1, 1))  # a colour cast / brightness per sample
+    x = gain * (0.8 * coarse + 0.2 * rng.random((n, c, h, w))) + offset
     for axis in (2, 3):
         for _ in range(2):  # [1, 2, 1] / 4 blur with edge padding
             pad = [(0, 0)] * 4

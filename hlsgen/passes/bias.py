@@ -29,7 +29,7 @@ def _fuse_into_producer(graph: Graph, add: Node) -> bool:
     # A fused activation comes after the bias, so the Add cannot move in front of it.
     if producer is None or producer.op not in ("Conv", "Dense") or producer.attrs.activation is not None:
         return False
-    if False:
+    if sole_consumer(graph, data) is not add:
         return False
     bias = optional_input(producer, 2)
     if bias and not graph.is_constant(bias):

@@ -75,8 +75,28 @@ def activation(b: ModelBuilder, x: str, kinds=("Relu", "Relu6", "LeakyRelu", "Si
     return b.node(kind, [x])
 
 
+def maybe_pad(b: ModelBuilder, x: str, shape: Shape, reader: str) -> tuple[str, Shape, bool]:
+    """Maybe a Pad of the spatial axes in front of `reader`, with a value that may or may not fold into it.
+
+    Also says whether the pad value is -inf: then the MaxPool after it must have kernel 2 and no pads
+    of its own, since a window wholly in -inf padding would turn into NaN further on.
+    """
+    if b.flag():
+        return x, shape, False
+    value = b.choose([0.0, -np.inf] if reader == "MaxPool" else [0.0, 0.5])
+    minus_inf = value == -np.inf
+    widths = [b.draw(st.integers(0, 1 if minus_inf else 2)) for _ in range(4)]
+    pads = b.const("pads", np.array([0, 0, widths[0], widths[1], 0, 0, widths[2], widths[3]], np.int64))
+    y = b.node("Pad", [x, pads, b.const("value", np.float32(value))], mode="constant")
+    b.tap(y)
+    n, c, h, w = shape
+    return y, (n, c, h + widths[0] + widths[2], w + widths[1] + widths[3]), minus_inf
+
+
 def conv(b: ModelBuilder, x: str, shape: Shape, joins: list[str], same_shape: bool = False) -> tuple[str, Shape]:
-    """Conv, maybe with a bias input, and maybe followed by a bias Add and a BatchNormalization."""
+    """Conv, maybe after a Pad, with a bias input, and followed by a bias Add and a BatchNormalization."""
+    if not same_shape:
+        x, shape, _ = maybe_pad(b, x, shape, "Conv")
     n, c, h, w = shape
     k = 3 if same_shape or (min(h, w) >= 3 and b.flag()) else 1
     stride = 1 if same_shape or min(h, w) < 4 else b.choose([1, 2])
@@ -108,11 +128,13 @@ def conv_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
     return b.join(y, joins), shape
 
 
-def pool(b: ModelBuilder, x: str, shape: Shape, op: str, k: int | None = None, own_pads: bool = True) -> tuple[str, Shape]:
+def pool(b: ModelBuilder, x: str, shape: Shape, op: str) -> tuple[str, Shape]:
+    """MaxPool or AveragePool, maybe after a Pad."""
+    x, shape, minus_inf_padded = maybe_pad(b, x, shape, op)
     n, c, h, w = shape
-    k = k or (b.choose([2, 3]) if min(h, w) >= 3 else 2)
+    k = 2 if minus_inf_padded or min(h, w) < 3 else b.choose([2, 3])
     stride = b.choose([1, 2])
-    pads = [b.draw(st.integers(0, k - 1)) if own_pads else 0 for _ in range(4)]
+    pads = [0 if minus_inf_padded else b.draw(st.integers(0, k - 1)) for _ in range(4)]
     attrs = {"count_include_pad": int(b.flag())} if op == "AveragePool" else {}
     y = b.node(op, [x], kernel_shape=[k, k], strides=[stride] * 2, pads=pads, **attrs)
     return y, (n, c, (h + pads[0] + pads[2] - k) // stride + 1, (w + pads[1] + pads[3] - k) // stride + 1)
@@ -122,32 +144,13 @@ def pool_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
     return pool(b, x, shape, b.choose(["MaxPool", "AveragePool"]))
 
 
-def pad_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
-    """A Pad of the spatial axes followed by a Conv or a pool, with a pad value that may or may not fold."""
-    n, c, h, w = shape
-    reader = b.choose(["Conv", "MaxPool", "AveragePool"])
-    value = b.choose([0.0, -np.inf] if reader == "MaxPool" else [0.0, 0.5])
-    # A -inf pad is kept narrower than the pool's window (and the pool gets no pads of its own),
-    # since a window wholly in -inf padding would turn into NaN further on.
-    minus_inf = value == -np.inf
-    widths = [b.draw(st.integers(0, 1 if minus_inf else 2)) for _ in range(4)]
-    pads = b.const("pads", np.array([0, 0, widths[0], widths[1], 0, 0, widths[2], widths[3]], np.int64))
-    y = b.node("Pad", [x, pads, b.const("value", np.float32(value))], mode="constant")
-    b.tap(y)
-    padded = (n, c, h + widths[0] + widths[2], w + widths[1] + widths[3])
-    if reader != "Conv":
-        return pool(b, y, padded, reader, k=2 if minus_inf else None, own_pads=not minus_inf)
-    joins: list[str] = []
-    y, shape = conv(b, y, padded, joins)
-    return b.join(y, joins), shape
-
-
-def standalone_activation_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
+def activation_pool_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
+    """A standalone activation, usually followed by a MaxPool."""
     y = activation(b, x)
-    if min(shape[2:]) >= 2 and b.flag():
-        b.tap(y)
-        return pool(b, y, shape, "MaxPool")
-    return y, shape
+    if b.draw(st.integers(0, 3)) == 0:
+        return y, shape
+    b.tap(y)
+    return pool(b, y, shape, "MaxPool")
 
 
 def residual_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
@@ -199,8 +202,7 @@ def twin_block(b: ModelBuilder, x: str, shape: Shape) -> tuple[str, Shape]:
 BLOCKS = [
     conv_block,
     pool_block,
-    pad_block,
-    standalone_activation_block,
+    activation_pool_block,
     residual_block,
     constant_add_block,
     identity_block,
@@ -247,7 +249,7 @@ def cnn_models(draw):
     input_shape: Shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(4, 8)), draw(st.integers(4, 8)))
     x, shape = "input", input_shape
     for block in draw(st.lists(st.sampled_from(BLOCKS), min_size=1, max_size=6)):
-        if block in (pool_block, pad_block, standalone_activation_block) and min(shape[2:]) < 3:
+        if block in (pool_block, activation_pool_block) and min(shape[2:]) < 2:
             continue
         x, shape = block(b, x, shape)
         b.tap(x)

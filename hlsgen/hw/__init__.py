@@ -1,0 +1,3 @@
+from .target import Target, builtin_targets, load_target
+
+__all__ = ["Target", "builtin_targets", "load_target"]

@@ -1,0 +1,142 @@
+"""Hardware targets: `hw_models/*.yaml` loaded into frozen dataclasses and validated on load."""
+from __future__ import annotations
+
+import difflib
+from dataclasses import MISSING, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ..errors import InputError
+from ..resources import data_dir
+
+DATAFLOWS = ("weight_stationary", "output_stationary")
+
+
+@dataclass(frozen=True)
+class ArrayShape:
+    rows: int
+    cols: int
+    dataflow: str = "weight_stationary"
+
+
+@dataclass(frozen=True)
+class Widths:
+    operand_bits: int
+    accumulator_bits: int
+
+
+@dataclass(frozen=True)
+class Buffer:
+    kib: int
+    banks: int
+
+    @property
+    def bytes(self) -> int:
+        return self.kib * 1024
+
+
+@dataclass(frozen=True)
+class Buffers:
+    input: Buffer
+    weight: Buffer
+    accumulator: Buffer
+
+
+@dataclass(frozen=True)
+class LineBuffer:
+    max_row_width: int
+    max_channels: int
+    max_kernel: int
+
+
+@dataclass(frozen=True)
+class Device:
+    part: str
+    dsp: int
+    bram_18k: int
+    lut: int
+    ff: int
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    description: str
+    array: ArrayShape
+    widths: Widths
+    buffers: Buffers
+    line_buffer: LineBuffer
+    clock_mhz: float
+    device: Device
+
+    def __post_init__(self):
+        _check(self.array.dataflow in DATAFLOWS, f"array.dataflow must be one of {DATAFLOWS}")
+        positive = [("array.rows", self.array.rows), ("array.cols", self.array.cols),
+                    ("clock_mhz", self.clock_mhz), ("line_buffer.max_kernel", self.line_buffer.max_kernel)]
+        for field_name, value in positive:
+            _check(value > 0, f"{field_name} must be positive")
+        _check(2 <= self.widths.operand_bits <= 16, "widths.operand_bits must be 2..16")
+        _check(self.widths.operand_bits * 2 < self.widths.accumulator_bits <= 64,
+               "widths.accumulator_bits must exceed twice the operand width and be at most 64")
+        for name in ("input", "weight", "accumulator"):
+            buffer = getattr(self.buffers, name)
+            _check(buffer.kib > 0 and buffer.banks > 0, f"buffers.{name} needs positive kib and banks")
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _check(ok: bool, message: str) -> None:
+    if not ok:
+        raise _Invalid(message)
+
+
+def _build(cls: type, data: Any, where: str):
+    """Construct nested frozen dataclasses from YAML mappings, naming any missing or unknown key."""
+    if not isinstance(data, dict):
+        raise _Invalid(f"{where or 'the file'} must be a mapping")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(data) - set(known))
+    if unknown:
+        raise _Invalid(f"unknown key(s) {unknown} in {where or 'the top level'}")
+    values = {}
+    for name, f in known.items():
+        if name not in data:
+            if f.default is not MISSING:
+                continue
+            raise _Invalid(f"missing key {where + '.' if where else ''}{name}")
+        nested = _NESTED.get((cls, name))
+        values[name] = _build(nested, data[name], f"{where + '.' if where else ''}{name}") if nested else data[name]
+    return cls(**values)
+
+
+_NESTED = {
+    (Target, "array"): ArrayShape, (Target, "widths"): Widths, (Target, "buffers"): Buffers,
+    (Target, "line_buffer"): LineBuffer, (Target, "device"): Device,
+    (Buffers, "input"): Buffer, (Buffers, "weight"): Buffer, (Buffers, "accumulator"): Buffer,
+}
+
+
+def builtin_targets() -> dict[str, Path]:
+    return {p.stem: p for p in sorted(data_dir("hw_models").glob("*.yaml"))}
+
+
+def load_target(name_or_path: str) -> Target:
+    """A built-in target by name, or a YAML file by path. Errors name the problem and the fix."""
+    builtin = builtin_targets()
+    path = Path(name_or_path)
+    if name_or_path in builtin:
+        path = builtin[name_or_path]
+    elif not (path.suffix in (".yaml", ".yml") and path.is_file()):
+        close = difflib.get_close_matches(name_or_path, builtin, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        raise InputError(f"unknown target {name_or_path!r}: {hint}choose one of {', '.join(builtin)} "
+                         "or give a path to a target .yaml")
+    try:
+        data = yaml.safe_load(path.read_text())
+        return _build(Target, data, "")
+    except (yaml.YAMLError, _Invalid, TypeError) as exc:
+        raise InputError(f"{path}: invalid target description: {str(exc).splitlines()[0]}") from None
