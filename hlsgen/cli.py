@@ -1,9 +1,13 @@
 """The `hlsgen` command line. Every user error ends in one line on stderr and a non-zero exit code."""
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+import time
 import traceback
+import warnings
+from pathlib import Path
 
 import click
 from rich.console import Console
@@ -17,7 +21,7 @@ from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
 
 INTERNAL_ERROR_EXIT = 70
 
-out = Console(highlight=False)
+out = out_console = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 
 
@@ -43,25 +47,90 @@ def inspect(model_path: str) -> None:
 
 
 @cli.command()
-@click.argument("model_path", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@click.argument("model_path", metavar="MODEL.onnx|BUILD")
 @click.option("--inputs", "inputs_path", required=True, type=click.Path(dir_okay=False),
               help="npz with one array per graph input (N samples along the batch axis).")
 @click.option("-o", "--output", "output_path", required=True, type=click.Path(dir_okay=False),
               help="npz to write, one array per graph output.")
-@click.option("--no-optimize", is_flag=True, help="Run the graph as imported, without the optimization passes.")
-def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool) -> None:
-    """Run the float reference on every sample of an npz and write the outputs."""
-    model = _load(model_path)
-    if not no_optimize:
-        model = model.optimize()
+@click.option("--no-optimize", is_flag=True, help="ONNX models: run the graph as imported, without the passes.")
+@click.option("--raw", is_flag=True, help="Build folders: write the integer outputs instead of dequantized ones.")
+def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool) -> None:
+    """Run a reference on every sample of an npz and write the outputs.
+
+    An ONNX file runs the float reference; a build folder (from `hlsgen build`) runs its integer reference.
+    """
     arrays = read_npz(inputs_path)
-    results = model.run(arrays)
+    if Path(model_path).is_dir():
+        from .build import load_build
+
+        quantized = load_build(Path(model_path))
+        if raw:
+            int_out = quantized.run_int(quantized.quantize_inputs(arrays))
+            results = dict(zip(quantized.float_graph.outputs, int_out.values()))
+        else:
+            results = quantized.run(arrays)
+    else:
+        if raw:
+            raise click.UsageError("--raw applies to build folders (integer reference), not ONNX files")
+        model = _load(model_path)
+        results = (model if no_optimize else model.optimize()).run(arrays)
     write_npz(output_path, results)
     samples = next(iter(results.values())).shape[0]
     out.print(f"wrote {output_path}: {samples} sample(s), outputs {', '.join(results)}")
-    if LABELS_KEY in arrays and len(results) == 1:
+    if LABELS_KEY in arrays and len(results) == 1 and not raw:
         accuracy = top1_accuracy(next(iter(results.values())), arrays[LABELS_KEY])
         out.print(f"top-1 accuracy against '{LABELS_KEY}': {accuracy:.2%}")
+
+
+@cli.command()
+@click.argument("model_path", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@click.option("--target", default="systolic16x16", show_default=True,
+              help="A built-in target (see `hlsgen targets`) or a path to a target .yaml.")
+@click.option("-o", "--output", "out", type=click.Path(file_okay=False), default=None,
+              help="Build folder [default: <model>_<target>].")
+@click.option("--calib", type=click.Path(dir_okay=False), default=None,
+              help="npz of calibration inputs (the `hlsgen run` convention), optionally with `labels`.")
+@click.option("--bits", default="8", show_default=True, help="Uniform width 2..8 (e.g. 8, 6, 4) or 'auto'.")
+@click.option("--max-accuracy-drop", type=click.FloatRange(0, 1), default=None,
+              help="--bits auto budget: largest top-1 accuracy drop on the labelled calibration set (0.01 = 1 point).")
+@click.option("--min-sqnr", "min_sqnr", type=float, default=None,
+              help="--bits auto budget without labels: smallest output SQNR against float, in dB.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, quiet) -> None:
+    """Quantize MODEL.onnx for a target and write the build folder (quant.json, integer graph, QDQ model)."""
+    from .build import BuildOptions
+    from .build import build as run_build
+
+    options = BuildOptions(Path(model_path), target, Path(out) if out else None, Path(calib) if calib else None,
+                           bits, max_accuracy_drop, min_sqnr)
+    console = Console(stderr=True, quiet=quiet, highlight=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        result = run_build(options, _stepper(console))
+    for note in result.warnings:
+        console.print(f"[yellow]warning:[/] {note}")
+    if result.bits_table and not quiet:
+        out_console.print(result.bits_table)
+    if not quiet:
+        quality = result.quality
+        line = ", ".join(f"SQNR {k} {v:.1f} dB" for k, v in quality["sqnr_db"].items())
+        if "int_accuracy" in quality:
+            line += (f", top-1 float {quality['float_accuracy']:.2%} -> int {quality['int_accuracy']:.2%}"
+                     f" on {quality['samples']} calibration samples")
+        out_console.print(f"built {result.out} for {result.target.name}: {line}")
+
+
+def _stepper(console: Console):
+    """A context manager per build step: a spinner while it runs, its time when done."""
+
+    @contextlib.contextmanager
+    def step(name: str):
+        start = time.perf_counter()
+        with console.status(f"{name}..."):
+            yield
+        console.print(f"[green]done[/] {name} ({time.perf_counter() - start:.1f} s)")
+
+    return step
 
 
 def _load(path: str) -> Model:

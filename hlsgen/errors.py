@@ -35,3 +35,7 @@ class UnsupportedOpsError(UnsupportedModelError):
 
 class GraphInvariantError(Exception):
     """The IR broke one of its invariants: a bug in a pass, never a user error."""
+
+
+class BudgetError(HlsgenError):
+    """No bit-width assignment, not even uniform 8-bit, meets the requested quality budget."""

@@ -41,6 +41,7 @@ def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
                 info = zipfile.ZipInfo(f"{key}.npy", date_time=(1980, 1, 1, 0, 0, 0))
                 with archive.open(info, "w") as member:
                     np.lib.format.write_array(member, np.asarray(value), allow_pickle=False)
+        os.chmod(tmp, 0o644)  # mkstemp makes it private; a build's files are for everyone who can read the folder
         os.replace(tmp, p)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

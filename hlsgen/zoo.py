@@ -79,7 +79,7 @@ class NetBuilder:
 
     @staticmethod
     def _unit_std(w: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Linear-layer weights `w` (float32) and their probe output `y`, both scaled so y has std ~1."""
+        """Weights `w` of a linear layer (as float32) and its probe output `y`, both scaled so y has std ~1."""
         scale = _round_sig(1.0 / float(np.std(y)))
         return (w * scale).astype(np.float32), y * scale
 

@@ -23,6 +23,12 @@ from ..reference.float_executor import annotate_shapes
 # The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
 MIN_OPSET, MAX_OPSET = 6, 25
 DEFAULT_DOMAINS = ("", "ai.onnx")
+# The custom ops hlsgen imports: QONNX's quantizers, in the domains QONNX, FINN and older Brevitas exports use.
+ACCEPTED_CUSTOM = {
+    (domain, op_type)
+    for domain in ("qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas")
+    for op_type in ("Quant", "BipolarQuant")
+}
 
 
 @dataclass
@@ -133,11 +139,13 @@ def _default_opset(model: onnx.ModelProto) -> int:
 
 def _unsupported_ops(model: onnx.ModelProto, opset: int) -> list[UnsupportedOp]:
     problems = []
+    custom_types = {op_type for _, op_type in ACCEPTED_CUSTOM}
     for node in model.graph.node:
         name = node.name or node.output[0]
         if node.domain not in DEFAULT_DOMAINS:
-            problems.append(UnsupportedOp(name, f"{node.domain}.{node.op_type}", opset, "custom domain"))
-        elif node.op_type not in IMPORTERS:
+            if (node.domain, node.op_type) not in ACCEPTED_CUSTOM:
+                problems.append(UnsupportedOp(name, f"{node.domain}.{node.op_type}", opset, "custom domain"))
+        elif node.op_type not in IMPORTERS or node.op_type in custom_types:
             problems.append(UnsupportedOp(name, node.op_type, opset, "op not supported by hlsgen"))
     return problems
 

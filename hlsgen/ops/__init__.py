@@ -5,6 +5,7 @@ from . import dense  # noqa: F401
 from . import elementwise  # noqa: F401
 from . import normalization  # noqa: F401
 from . import pool  # noqa: F401
+from . import qlinear, qonnx, quantize  # noqa: F401
 from . import shape  # noqa: F401
 from .registry import IMPORTERS, OPS, NoAttrs, OpDef
 

@@ -121,7 +121,7 @@ class _Lowering:
         self._declare(node.outputs[0], out_quant)
 
     def _constant(self, base: str, value: np.ndarray) -> str:
-        return self.dst.add_constant(self.dst.fresh_name(base), np.asarray(value, np.int64))
+        return self.dst.add_constant(self.dst.fresh_name(base), narrowest_int(value))
 
     def _weights(self, node: Node, axis: int) -> tuple[np.ndarray, WeightQuant]:
         w_name = node.inputs[1]
@@ -299,6 +299,16 @@ class _Lowering:
             raise _NotLowerable("only a Softmax at the output of the network is supported (it runs on the host)")
         self.dst.outputs = [x if t == y else t for t in self.dst.outputs]
         self.host_softmax[x] = node.attrs.axes
+
+
+def narrowest_int(values: np.ndarray) -> np.ndarray:
+    """Integers stored in the narrowest of int8/16/32/64 that holds them (kernels widen to int64)."""
+    values = np.asarray(values, np.int64)
+    for dtype in (np.int8, np.int16, np.int32):
+        info = np.iinfo(dtype)
+        if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
+            return values.astype(dtype)
+    return values
 
 
 class _NotLowerable(Exception):

@@ -1,8 +1,10 @@
 """ONNX operator conformance cases (tests/data/onnx-node-tests) against their stored outputs.
 
-Every case either matches within 1e-4 relative error or is listed in NOT_APPLICABLE with its reason;
-a listed case must still be rejected with a clear UnsupportedOpsError, so the list cannot go stale.
+Every case either matches (float outputs within 1e-4 relative error, integer outputs exactly) or is listed
+in NOT_APPLICABLE with its reason; a listed case must still be rejected with a clear UnsupportedOpsError,
+so the list cannot go stale.
 """
+import numpy as np
 import onnx
 import pytest
 from onnx import numpy_helper
@@ -15,15 +17,27 @@ from tests.frontend.conformance import case_names, load_case, relative_error
 
 # hlsgen compiles static graphs: these inputs (bounds, shapes, pads, axes) must be constants. The cases
 # feed them as graph inputs, so the harness binds the case's own values as initializers first.
-STATIC_INPUTS = {"Clip": {1, 2}, "Reshape": {1}, "Pad": {1, 2, 3}, "Squeeze": {1}, "Unsqueeze": {1}}
+STATIC_INPUTS = {
+    "Clip": {1, 2}, "Reshape": {1}, "Pad": {1, 2, 3}, "Squeeze": {1}, "Unsqueeze": {1},
+    # Quantization parameters (scales, zero points, the QLinearConv bias).
+    "QuantizeLinear": {1, 2}, "DequantizeLinear": {1, 2}, "ConvInteger": {2, 3}, "MatMulInteger": {2, 3},
+    "QLinearConv": {1, 2, 4, 5, 6, 7, 8}, "QLinearMatMul": {1, 2, 4, 5, 6, 7},
+}
 
-QUANTIZED = "quantized op: imported by the integer flow (issue 3), not by the float frontend"
+# hlsgen holds these sub-byte ONNX types in int8/uint8 arrays restricted to their range.
+SUB_BYTE_STORAGE = {"int4": np.int8, "uint4": np.uint8, "int2": np.int8, "uint2": np.uint8}
+
 EXPANDED = "expanded into ops outside the CNN op set (Exp, ReduceSum, Where, Less, CastLike, Shape, ...)"
+FLOAT_QUANT = "fp8 / float4 quantization: hlsgen quantizes to integer types only"
+BLOCKED = "blocked quantization (block_size > 0) is not supported"
+DYNAMIC = "DynamicQuantizeLinear computes scale and zero point from the data at run time; hlsgen needs them static"
 NOT_APPLICABLE = {
-    **{name: QUANTIZED for name in case_names() if any(
-        key in name for key in ("quantizelinear", "qlinear", "convinteger", "matmulinteger"))},
     **{name: EXPANDED for name in case_names() if name.endswith(("_expanded", "_expanded_ver18")) and name not in (
         "test_clip_default_inbounds_expanded", "test_clip_default_int8_inbounds_expanded", "test_hardswish_expanded")},
+    **{name: FLOAT_QUANT for name in case_names() if "quantizelinear_" in name and any(
+        key in name for key in ("_e4m3fn", "_e5m2", "_float4e2m1"))},
+    **{name: BLOCKED for name in case_names() if "quantizelinear_blocked" in name},
+    **{name: DYNAMIC for name in case_names() if name.startswith("test_dynamicquantizelinear")},
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's Indices output has no hardware meaning",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's Indices output has no hardware meaning",
     "test_batchnorm_epsilon_training_mode": "training-mode BatchNormalization (inference compiler)",
@@ -63,8 +77,12 @@ def test_conformance_case(name):
     results = run_graph(graph, feeds)
     assert len(results) == len(case.outputs)
     for (out_name, got), expected in zip(results.items(), case.outputs):
+        if expected.dtype.name in SUB_BYTE_STORAGE:
+            expected = expected.astype(SUB_BYTE_STORAGE[expected.dtype.name])
         assert got.dtype == expected.dtype, f"{out_name}: dtype {got.dtype} != {expected.dtype}"
-        if name in ABSOLUTE_TOLERANCE:
+        if np.issubdtype(expected.dtype, np.integer):
+            np.testing.assert_array_equal(got, expected, err_msg=out_name)
+        elif name in ABSOLUTE_TOLERANCE:
             assert abs(got.astype(float) - expected).max() <= ABSOLUTE_TOLERANCE[name]
         else:
             assert relative_error(got, expected) <= 1e-4, out_name

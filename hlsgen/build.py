@@ -1,0 +1,182 @@
+"""`hlsgen build`: the whole flow as named steps, writing into a temporary folder that replaces OUT
+only when everything succeeded (an interrupted or failed build never leaves a half-written OUT)."""
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+from .errors import InputError
+from .frontend import read_onnx
+from .hw import Target, load_target
+from .ir import Graph
+from .ir.serialize import save_graph
+from .npz_io import LABELS_KEY, match_inputs, read_npz, top1_accuracy, write_npz
+from .passes import optimize
+from .quant import BitConfig, QuantizedModel, quantize
+from .quant.calibrate import collect_stats
+from .quant.report import quality, quant_json
+
+FALLBACK_SAMPLES = 32
+VERIFY_SAMPLES = 16
+BUILD_MARKER = "build.json"
+
+
+@dataclass(frozen=True)
+class BuildOptions:
+    model: Path
+    target: str = "systolic16x16"
+    out: Path | None = None
+    calib: Path | None = None
+    bits: str = "8"  # a width 2..8 for every layer, or "auto"
+    max_accuracy_drop: float | None = None
+    min_sqnr_db: float | None = None
+
+    def out_dir(self) -> Path:
+        return self.out or Path(f"{Path(self.model).stem}_{Path(self.target).stem}")
+
+
+@dataclass
+class BuildResult:
+    out: Path
+    target: Target
+    quantized: QuantizedModel
+    quality: dict
+    bits_table: str | None = None
+    warnings: list[str] = field(default_factory=list)
+
+
+Progress = Callable[[str], object]  # called with a step name; returns a context manager
+
+
+def build(options: BuildOptions, step: Progress) -> BuildResult:
+    out = options.out_dir()
+    _check_out_dir(out)
+    bit_mode = _parse_bits(options.bits)
+    notes: list[str] = []
+    with step("load target"):
+        target = load_target(options.target)
+    with step("import and optimize"):
+        graph = read_onnx(options.model)
+        optimize(graph)
+    with step("calibrate"):
+        calib, labels = _calibration(graph, options.calib, notes)
+        stats = collect_stats(graph, calib)
+    bits_table = None
+    if bit_mode == "auto":
+        from .quant.bitwidth import format_table, search_bit_widths
+
+        budget_drop, budget_sqnr = _budget(options, labels)
+        with step("search bit widths"):
+            search = search_bit_widths(graph, calib, labels, budget_drop, budget_sqnr)
+        bits, bits_table = search.config, format_table(search)
+    else:
+        bits = BitConfig(bit_mode, bit_mode)
+    with step("quantize"):
+        quantized = quantize(graph, calib, bits, stats=stats)
+        measured = quality(graph, quantized, calib, labels)
+    with step("write outputs"):
+        _write(out, options, target, graph, quantized, measured, calib, bits_table)
+    return BuildResult(out, target, quantized, measured, bits_table, notes + graph.notices)
+
+
+def _parse_bits(bits: str) -> int | str:
+    if bits == "auto":
+        return "auto"
+    if bits.isdigit() and 2 <= int(bits) <= 8:
+        return int(bits)
+    raise InputError(f"--bits {bits!r}: give a width from 2 to 8 (e.g. 8, 6, 4) or 'auto'")
+
+
+def _budget(options: BuildOptions, labels: np.ndarray | None) -> tuple[float | None, float | None]:
+    if options.max_accuracy_drop is not None:
+        if labels is None:
+            raise InputError("--max-accuracy-drop needs a 'labels' array in the calibration npz; "
+                             "without labels use --min-sqnr DB")
+        return options.max_accuracy_drop, None
+    if options.min_sqnr_db is not None:
+        return None, options.min_sqnr_db
+    return (0.01, None) if labels is not None else (None, 30.0)
+
+
+def _calibration(graph: Graph, path: Path | None, notes: list[str]) -> tuple[dict, np.ndarray | None]:
+    """The calibration inputs (checked) and labels; without a file, the documented fallback."""
+    if path is None:
+        message = (f"no --calib given: calibrating on {FALLBACK_SAMPLES} inputs drawn uniformly from [0, 1] "
+                   "(right for images scaled to [0, 1]); pass --calib with real samples for accurate ranges")
+        notes.append(message)
+        warnings.warn(message, stacklevel=2)
+        rng = np.random.default_rng(0)
+        feeds = {n: rng.uniform(0, 1, (FALLBACK_SAMPLES, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
+                 for n in graph.inputs}
+        return feeds, None
+    arrays = read_npz(path)
+    feeds = match_inputs(graph, arrays, f"calibration data {path}")
+    for name, value in feeds.items():
+        if not np.issubdtype(value.dtype, np.floating):
+            continue
+        bad = int((~np.isfinite(value)).sum())
+        if bad:
+            raise InputError(f"calibration data {path}: array {name!r} holds {bad} NaN/Inf value(s); clean it first")
+    labels = arrays.get(LABELS_KEY)
+    if labels is not None:
+        count = next(iter(feeds.values())).shape[0]
+        if labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer):
+            raise InputError(f"calibration data {path}: 'labels' must be {count} integers, got "
+                             f"{labels.dtype} {labels.shape}")
+    return feeds, labels
+
+
+def _check_out_dir(out: Path) -> None:
+    if out.exists() and not (out.is_dir() and (out / BUILD_MARKER).is_file()):
+        raise InputError(f"{out} exists and is not an hlsgen build folder; choose another -o or remove it")
+
+
+def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
+           measured: dict, calib: dict, bits_table: str | None) -> None:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        tmp.chmod(0o755)
+        save_graph(graph, tmp / "float")
+        save_graph(quantized.graph, tmp / "integer")
+        (tmp / "quant.json").write_text(json.dumps(quant_json(quantized, measured), indent=1) + "\n")
+        if bits_table is not None:
+            (tmp / "bits.txt").write_text(bits_table + "\n")
+        sample = {k: v[:VERIFY_SAMPLES] for k, v in calib.items()}
+        int_inputs = quantized.quantize_inputs(sample)
+        write_npz(tmp / "verify" / "inputs.npz", sample)
+        write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
+        write_npz(tmp / "verify" / "int_outputs.npz", quantized.run_int(int_inputs))
+        from .quant.qdq_export import export_qdq
+
+        export_qdq(graph, quantized, tmp / "model_qdq.onnx")
+        manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
+                    "inputs": quantized.graph.inputs, "outputs": graph.outputs}
+        (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def load_build(folder: Path) -> QuantizedModel:
+    """The quantized model a build folder holds, ready to run its integer reference."""
+    from .ir.serialize import load_graph
+    from .quant.lower import Lowered
+
+    folder = Path(folder)
+    if not (folder / BUILD_MARKER).is_file():
+        raise InputError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
+    quant = json.loads((folder / "quant.json").read_text())
+    host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
+    lowered = Lowered(load_graph(folder / "integer"), [], {}, host_softmax)
+    return QuantizedModel(lowered, load_graph(folder / "float"))

@@ -1,0 +1,195 @@
+"""Export a quantized build as an ONNX QDQ model that onnxruntime runs: a cross-check of the integer
+reference (which remains the specification), and a hand-off format other tools understand.
+
+Every quantized tensor t becomes QuantizeLinear -> DequantizeLinear (with a Clip first when it is
+narrower than 8 bits); weights are int8 initializers behind a per-channel DequantizeLinear, biases int32.
+"""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from ..ir import Graph, Node
+from .model import QuantizedModel
+from .params import TensorQuant
+
+OPSET = 17
+IR_VERSION = 10  # onnxruntime 1.31 refuses the IR version 14 that onnx 1.23 writes by default
+
+
+class _Exporter:
+    def __init__(self, graph: Graph, quantized: QuantizedModel):
+        self.graph, self.quantized = graph, quantized
+        self.quant: dict[str, TensorQuant] = quantized.graph.quant
+        self.nodes: list[onnx.NodeProto] = []
+        self.inits: list[onnx.TensorProto] = []
+
+    # ---- helpers ---------------------------------------------------------------------------
+    def const(self, name: str, value) -> str:
+        self.inits.append(numpy_helper.from_array(np.asarray(value), name))
+        return name
+
+    def add(self, op: str, inputs: list[str], output: str, name: str, **attrs) -> str:
+        self.nodes.append(helper.make_node(op, inputs, [output], name=name, **attrs))
+        return output
+
+    def produced(self, tensor: str) -> str:
+        """Where a node writes `tensor` before its quantize/dequantize pair."""
+        return f"{tensor}__float" if tensor in self.quant else tensor
+
+    def fake_quantize(self, tensor: str) -> None:
+        """tensor__float -> [Clip] -> QuantizeLinear -> DequantizeLinear -> tensor."""
+        q = self.quant[tensor]
+        if q.bits > 16:
+            raise ValueError(f"{tensor}: {q.bits}-bit tensors have no ONNX QDQ form")
+        wide = q.bits > 8
+        dtype = (np.int16 if wide else np.int8) if q.signed else (np.uint16 if wide else np.uint8)
+        scale = self.const(f"{tensor}__scale", np.float32(q.scale))
+        zero = self.const(f"{tensor}__zero", dtype(q.zero_point))
+        source = f"{tensor}__float"
+        if q.bits not in (8, 16):
+            lo = self.const(f"{tensor}__lo", np.float32((q.qmin - q.zero_point) * q.scale))
+            hi = self.const(f"{tensor}__hi", np.float32((q.qmax - q.zero_point) * q.scale))
+            source = self.add("Clip", [source, lo, hi], f"{tensor}__clipped", f"{tensor}/clip")
+        quantized = self.add("QuantizeLinear", [source, scale, zero], f"{tensor}__q", f"{tensor}/quantize")
+        self.add("DequantizeLinear", [quantized, scale, zero], tensor, f"{tensor}/dequantize")
+
+    def weights(self, node: Node, axis: int) -> tuple[str, str | None]:
+        """DequantizeLinear of the layer's integer weights and bias, as the integer graph holds them."""
+        int_node = self.quantized.graph.nodes[node.name]
+        layer = next(layer for layer in self.quantized.lowered.layers if layer.name == node.name)
+        w_int = self.quantized.graph.constants[int_node.inputs[1]]
+        scales = np.asarray(layer.weight_scales, np.float32)
+        w = self.add("DequantizeLinear", [
+            self.const(f"{node.name}__w_int", w_int.astype(np.int8 if layer.weight_bits <= 8 else np.int16)),
+            self.const(f"{node.name}__w_scale", scales),
+            self.const(f"{node.name}__w_zero", np.zeros(len(scales), np.int8 if layer.weight_bits <= 8 else np.int16)),
+        ], f"{node.name}__w", f"{node.name}/dequantize_w", axis=axis)
+        if len(int_node.inputs) < 3:
+            return w, None
+        b_int = self.quantized.graph.constants[int_node.inputs[2]].astype(np.int32)
+        b_scale = (self.quant[node.inputs[0]].scale * scales.astype(np.float64)).astype(np.float32)
+        b = self.add("DequantizeLinear", [
+            self.const(f"{node.name}__b_int", b_int), self.const(f"{node.name}__b_scale", b_scale),
+            self.const(f"{node.name}__b_zero", np.zeros(len(b_scale), np.int32)),
+        ], f"{node.name}__b", f"{node.name}/dequantize_b", axis=0)
+        return w, b
+
+    def activation(self, node: Node, source: str, out: str) -> str:
+        act = node.attrs.activation
+        if act is None:
+            return self.add("Identity", [source], out, f"{node.name}/out")
+        if act.kind == "relu":
+            return self.add("Relu", [source], out, f"{node.name}/relu")
+        if act.kind == "leaky_relu":
+            return self.add("LeakyRelu", [source], out, f"{node.name}/leaky_relu", alpha=act.alpha)
+        lo = self.const(f"{node.name}__act_lo", np.float32(act.lo))
+        hi = self.const(f"{node.name}__act_hi", np.float32(act.hi))
+        return self.add("Clip", [source, lo, hi], out, f"{node.name}/clip")
+
+    # ---- ops -------------------------------------------------------------------------------
+    def export_node(self, node: Node) -> None:
+        out = self.produced(node.outputs[0])
+        handler = getattr(self, f"_op_{node.op}", None)
+        if handler is None:
+            self.add(node.op, list(node.inputs), out, node.name, **_plain_attrs(node))
+        else:
+            handler(node, out)
+
+    def _op_Conv(self, node: Node, out: str) -> None:
+        w, b = self.weights(node, axis=0)
+        a = node.attrs
+        conv = self.add("Conv", [node.inputs[0], w] + ([b] if b else []), f"{node.name}__acc", node.name,
+                        kernel_shape=list(a.kernel_shape), strides=list(a.strides), pads=list(a.pads),
+                        dilations=list(a.dilations), group=a.group)
+        self.activation(node, conv, out)
+
+    def _op_Dense(self, node: Node, out: str) -> None:
+        w, b = self.weights(node, axis=1)
+        flat = self.add("Flatten", [node.inputs[0]], f"{node.name}__flat", f"{node.name}/flatten", axis=1)
+        acc = self.add("MatMul", [flat, w], f"{node.name}__mm", node.name)
+        if b:
+            acc = self.add("Add", [acc, b], f"{node.name}__acc", f"{node.name}/bias")
+        self.activation(node, acc, out)
+
+    def _op_ChannelAffine(self, node: Node, out: str) -> None:
+        x, scale, shift = node.inputs
+        shape = (-1,) + (1,) * (len(self.graph.shape(x)) - 2)
+        s = self.const(f"{node.name}__scale", self.graph.constants[scale].reshape(shape))
+        t = self.const(f"{node.name}__shift", self.graph.constants[shift].reshape(shape))
+        self.add("Add", [self.add("Mul", [x, s], f"{node.name}__mul", f"{node.name}/mul"), t], out, node.name)
+
+    def _op_Clip(self, node: Node, out: str) -> None:
+        bounds = [self.const(f"{node.name}__{k}", np.float32(v)) if math.isfinite(v) else ""
+                  for k, v in (("lo", node.attrs.lo), ("hi", node.attrs.hi))]
+        self.add("Clip", [node.inputs[0], *bounds], out, node.name)
+
+    def _op_Reshape(self, node: Node, out: str) -> None:
+        shape = self.const(f"{node.name}__shape", np.asarray(node.attrs.shape, np.int64))
+        self.add("Reshape", [node.inputs[0], shape], out, node.name)
+
+    def _op_Pad(self, node: Node, out: str) -> None:
+        pads = self.const(f"{node.name}__pads", np.asarray(node.attrs.pads, np.int64))
+        value = self.const(f"{node.name}__value", np.float32(node.attrs.value))
+        self.add("Pad", [node.inputs[0], pads, value], out, node.name, mode=node.attrs.mode)
+
+    def _op_Softmax(self, node: Node, out: str) -> None:
+        if len(node.attrs.axes) != 1:
+            raise ValueError(f"{node.name}: a Softmax over several axes has no opset-{OPSET} form")
+        self.add("Softmax", [node.inputs[0]], out, node.name, axis=node.attrs.axes[0])
+
+    def export(self) -> onnx.ModelProto:
+        for name in self.graph.inputs:
+            self.add("Identity", [name], f"{name}__float", f"{name}/input")
+            self.fake_quantize(name)
+        for node in self.graph.topological():
+            self.export_node(node)
+            if node.outputs[0] in self.quant:
+                self.fake_quantize(node.outputs[0])
+        self._keep_input_names()
+        value = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(self.graph.shape(n)))  # noqa: E731
+        onnx_graph = helper.make_graph(self.nodes, self.graph.name, [value(n) for n in self.graph.inputs],
+                                       [value(n) for n in self.graph.outputs], initializer=self.inits)
+        model = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="hlsgen")
+        model.ir_version = IR_VERSION
+        onnx.checker.check_model(model)
+        return model
+
+    def _keep_input_names(self) -> None:
+        """Graph inputs keep their names: their fake-quantized copies become `<input>__dq`."""
+        for name in self.graph.inputs:
+            for n in self.nodes:
+                if n.op_type == "Identity" and n.output[0] == f"{name}__float":
+                    continue
+                n.input[:] = [f"{name}__dq" if t == name else t for t in n.input]
+                n.output[:] = [f"{name}__dq" if t == name else t for t in n.output]
+
+
+def _plain_attrs(node: Node) -> dict:
+    """Attributes of ops whose internal form is the ONNX form (pools, Transpose, Concat, activations)."""
+    a = node.attrs
+    if a is None or not hasattr(a, "__dataclass_fields__"):
+        return {}
+    names = {"kernel_shape": "kernel_shape", "strides": "strides", "pads": "pads", "perm": "perm", "axis": "axis",
+             "alpha": "alpha", "beta": "beta", "ceil_mode": "ceil_mode", "count_include_pad": "count_include_pad"}
+    out = {}
+    for field_name in a.__dataclass_fields__:
+        value = getattr(a, field_name)
+        if field_name == "dilations":
+            if any(d != 1 for d in value):
+                out["dilations"] = list(value)
+        elif field_name == "count_include_pad" and node.op != "AveragePool":
+            continue
+        elif field_name in names:
+            out[names[field_name]] = [int(v) for v in value] if isinstance(value, tuple) else (
+                int(value) if isinstance(value, bool) else value)
+    return out
+
+
+def export_qdq(graph: Graph, quantized: QuantizedModel, path: Path) -> None:
+    model = _Exporter(graph, quantized).export()
+    path.write_bytes(model.SerializeToString())
