@@ -1,4 +1,10 @@
 """hlsgen: compile an ONNX CNN into bit-exact HLS C++ and Verilog RTL for a systolic-array accelerator."""
+import os
+
+# The reference executors multiply many small matrices: BLAS threads cost far more than they give there
+# (30x slower on a loaded 2-core machine). Set before numpy loads; an explicit user setting wins.
+for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 from .errors import HlsgenError
 from .model import Model, load_onnx
 

@@ -24,18 +24,17 @@ class ConvAttrs:
 def conv(a: ConvAttrs, x: np.ndarray, w: np.ndarray, b: np.ndarray | None = None) -> np.ndarray:
     """y = act(conv(x, w) + b); x: N,C,*S; w: M,C/group,*K."""
     n_sp = len(a.kernel_shape)
-    xp = pad_spatial(x, a.pads, 0.0)
-    win = windows(xp, a.kernel_shape, a.strides, a.dilations)  # N, C, *O, *K
+    win = windows(pad_spatial(x, a.pads, 0.0), a.kernel_shape, a.strides, a.dilations)  # N, C, *O, *K
     n, c = x.shape[:2]
-    m = w.shape[0]
-    g = a.group
+    m, g = w.shape[0], a.group
     out_sp = win.shape[2 : 2 + n_sp]
+    positions, taps = int(np.prod(out_sp, dtype=np.int64)), (c // g) * int(np.prod(a.kernel_shape, dtype=np.int64))
+    # im2col as a matrix product per group: (N, G, positions, taps) @ (G, taps, M/G)
     win = win.reshape((n, g, c // g) + out_sp + tuple(a.kernel_shape))
-    wg = w.reshape((g, m // g, c // g) + tuple(a.kernel_shape))
-    sp = "".join(chr(ord("p") + i) for i in range(n_sp))  # output spatial letters
-    ks = "".join(chr(ord("h") + i) for i in range(n_sp))  # kernel letters
-    y = np.einsum(f"ngc{sp}{ks},gmc{ks}->ngm{sp}", win, wg, optimize=True)
-    y = y.reshape((n, m) + out_sp)
+    order = (0, 1) + tuple(range(3, 3 + n_sp)) + (2,) + tuple(range(3 + n_sp, 3 + 2 * n_sp))
+    cols = win.transpose(order).reshape(n, g, positions, taps)
+    y = np.matmul(cols, w.reshape(g, m // g, taps).transpose(0, 2, 1))  # N, G, positions, M/G
+    y = y.transpose(0, 1, 3, 2).reshape((n, m) + out_sp)
     if b is not None:
         y = y + b.reshape((1, m) + (1,) * n_sp)
     return apply_activation(a.activation, y.astype(x.dtype))

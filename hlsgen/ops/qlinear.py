@@ -73,7 +73,7 @@ def import_qlinear_conv(node, ctx) -> list[Node]:
     for index, what in ((1, "x_scale"), (2, "x_zero_point"), (6, "y_scale"), (7, "y_zero_point")):
         _per_tensor(ctx, node, index, what)
     base = _base_name(node)
-    x_float, dq_x = _dequantize(ctx, base, "x", [x, x_scale, x_zp], axis=1)
+    x_float, dq_x = _dequantize(ctx, base, "x", [x, x_scale, x_zp])
     w_float, dq_w = _dequantize(ctx, base, "w", [w, w_scale, w_zp], axis=0)
     y_float = ctx.graph.fresh_name(f"{base}/y_float")
     q_y = _quantize(ctx, base, [y_float, y_scale, y_zp], node.output[0])
@@ -97,7 +97,7 @@ def import_qlinear_matmul(node, ctx) -> list[Node]:
     for index, what in ((1, "a_scale"), (2, "a_zero_point"), (6, "y_scale"), (7, "y_zero_point")):
         _per_tensor(ctx, node, index, what)
     base = _base_name(node)
-    a_float, dq_a = _dequantize(ctx, base, "a", [a, a_scale, a_zp], axis=1)
+    a_float, dq_a = _dequantize(ctx, base, "a", [a, a_scale, a_zp])
     # b's scale and zero point are per tensor or per column (the last axis).
     b_float, dq_b = _dequantize(ctx, base, "b", [b, b_scale, b_zp], axis=-1)
     y_float = ctx.graph.fresh_name(f"{base}/y_float")
@@ -116,10 +116,10 @@ def _per_tensor(ctx, node, index: int, what: str) -> None:
         raise UnsupportedAttribute(f"{what} must be a single value (per tensor), not shape {value.shape}")
 
 
-def _dequantize(ctx, base: str, what: str, inputs: list[str], axis: int) -> tuple[str, list[Node]]:
+def _dequantize(ctx, base: str, what: str, inputs: list[str], **attrs) -> tuple[str, list[Node]]:
     """A DequantizeLinear node reading `inputs`, imported like an ONNX one; returns its output and nodes."""
     out = ctx.graph.fresh_name(f"{base}/{what}_float")
-    proto = helper.make_node("DequantizeLinear", inputs, [out], name=f"{base}/dequant_{what}", axis=axis)
+    proto = helper.make_node("DequantizeLinear", inputs, [out], name=f"{base}/dequant_{what}", **attrs)
     return out, import_dequantize_linear(proto, ctx)
 
 

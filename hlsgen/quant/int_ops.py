@@ -76,14 +76,16 @@ class QAddAttrs:
 
 @dataclass(frozen=True)
 class QAveragePoolAttrs:
-    """Window sums of (x - zero_point), then per divisor count c: rshift_round(sum * M_c, s_c) + zero_point.
+    """Window sums of (x - input_zero_point), then per divisor count c:
+    saturate(rshift_round(sum * M_c, s_c) + zero_point, lo, hi).
 
-    `pool` is None for a global pool. `divisors` maps each window element count to (M_c, s_c).
+    `pool` is None for a global pool. `divisors` lists (count, M_c, s_c) for each window element count.
     """
 
     pool: PoolAttrs | None
+    input_zero_point: int
+    divisors: tuple[tuple[int, int, int], ...]
     zero_point: int
-    divisors: tuple[tuple[int, int, int], ...]  # (count, multiplier, shift)
     lo: int
     hi: int
 
@@ -144,7 +146,7 @@ def qadd(a: QAddAttrs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 @kernel("QAveragePool", QAveragePoolAttrs)
 def qaverage_pool(a: QAveragePoolAttrs, x: np.ndarray) -> np.ndarray:
-    centred = np.asarray(x, np.int64) - a.zero_point
+    centred = np.asarray(x, np.int64) - a.input_zero_point
     if a.pool is None:
         axes = tuple(range(2, x.ndim))
         sums = centred.sum(axis=axes, keepdims=True)

@@ -72,6 +72,7 @@ class _Lowering:
         self.layers: list[LayerQuant] = []
         self.ranges: dict[str, RangeChoice] = {}
         self.host_softmax: dict[str, tuple[int, ...]] = {}
+        self.absorbed: set[str] = set()  # nodes already lowered as part of their producer
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> Lowered:
@@ -79,6 +80,8 @@ class _Lowering:
         for name in self.src.inputs:
             self._declare(name, self.act_quant(name))
         for node in self.src.topological():
+            if node.name in self.absorbed:
+                continue
             handler = getattr(self, f"_lower_{node.op}", None)
             if handler is None:
                 problems.append(UnsupportedOp(node.name, node.op, 0, "no integer implementation"))
@@ -202,15 +205,23 @@ class _Lowering:
                            lambda qx, bits, rq: QConvAttrs(geometry, qx.zero_point, bits, rq))
 
     def _lower_Add(self, node: Node) -> None:
+        """A residual sum; a Relu/Clip that alone reads it saturates inside the QAdd (a bit more range)."""
         a, b = node.inputs
         if a in self.src.constants or b in self.src.constants:
             raise _NotLowerable("adding a constant that no Conv/Dense bias absorbed")
-        qa, qb, qy = self._q(a), self._q(b), self.act_quant(node.outputs[0])
+        out, lo_real, hi_real = node.outputs[0], -math.inf, math.inf
+        readers = self.src.consumers(out)
+        if out not in self.src.outputs and len(readers) == 1 and readers[0].op in ("Relu", "Clip"):
+            activation = readers[0]
+            self.absorbed.add(activation.name)
+            out = activation.outputs[0]
+            lo_real, hi_real = (0.0, math.inf) if activation.op == "Relu" else (activation.attrs.lo, activation.attrs.hi)
+        qa, qb, qy = self._q(a), self._q(b), self.act_quant(out)
         ra, rb = qa.scale / qy.scale, qb.scale / qy.scale
         shift = MULTIPLIER_BITS - math.frexp(max(ra, rb))[1]
         attrs = QAddAttrs(qa.zero_point, qb.zero_point, round(ra * (1 << shift)), round(rb * (1 << shift)),
-                          shift, qy.zero_point, qy.qmin, qy.qmax)
-        self._emit(Node(node.name, "QAdd", (a, b), node.outputs, attrs), qy)
+                          shift, qy.zero_point, _grid(lo_real, qy), _grid(hi_real, qy))
+        self._emit(Node(node.name, "QAdd", (a, b), (out,), attrs), qy)
 
     def _lower_Relu(self, node: Node) -> None:
         self._clamp(node, 0.0, math.inf)
@@ -270,10 +281,12 @@ class _Lowering:
         self._average(node, None, [int(np.prod(self.src.shape(node.inputs[0])[2:]))], qx)
 
     def _average(self, node: Node, pool, counts: list[int], qx: TensorQuant) -> None:
-        """Averages keep the input's scale: the divisor 1/count becomes a multiplier and shift."""
-        divisors = tuple((c, *quantize_multiplier(1.0 / c)) for c in counts)
-        attrs = QAveragePoolAttrs(pool, qx.zero_point, divisors, qx.qmin, qx.qmax)
-        self._emit(Node(node.name, "QAveragePool", node.inputs, node.outputs, attrs), qx)
+        """An average gets its own output range (it is narrower than its input's): per divisor count,
+        one multiplier and shift for scale_x / (count * scale_y)."""
+        qy = self.act_quant(node.outputs[0])
+        divisors = tuple((c, *quantize_multiplier(qx.scale / (c * qy.scale))) for c in counts)
+        attrs = QAveragePoolAttrs(pool, qx.zero_point, divisors, qy.zero_point, qy.qmin, qy.qmax)
+        self._emit(Node(node.name, "QAveragePool", node.inputs, node.outputs, attrs), qy)
 
     def _lower_Concat(self, node: Node) -> None:
         qy = self.act_quant(node.outputs[0])

@@ -93,13 +93,10 @@ def test_quantization_parameters_must_be_constants():
 
 
 def test_fp8_is_rejected_with_its_reason():
+    fp8 = helper.tensor_dtype_to_np_dtype(TensorProto.FLOAT8E4M3FN)
     node = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["y"])
-    z = numpy_helper.from_array(np.zeros(1, np.float32), "z")
-    z.data_type, z.raw_data = TensorProto.FLOAT8E4M3FN, b"\x00"
-    del z.float_data[:]
-    graph = helper.make_graph([node], "fp8", [tensor_value("x", [4])], [tensor_value("y", [4], TensorProto.FLOAT8E4M3FN)],
-                              initializer=[numpy_helper.from_array(np.float32(1.0), "s"), z])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 21)])
+    model = make_model([node], [tensor_value("x", [4])], [tensor_value("y", None)],
+                       {"s": np.float32(1.0), "z": np.zeros(1, fp8)}, opset=21)
     with pytest.raises(UnsupportedOpsError, match="fp8 types are not supported"):
         import_model(model)
 
@@ -124,20 +121,39 @@ def test_qlinear_conv_per_channel_with_bias_matches_onnxruntime(attrs):
     assert graph.nodes["conv1/dequant_x"].attrs.axis is None
 
 
+def test_qlinear_conv_full_range_weights_are_exact():
+    """Where onnxruntime saturates (full-range int8 weights), the reference still requantizes the exact sum."""
+    x, w = random_ints(np.uint8, (1, 4, 6, 6)), random_ints(np.int8, (5, 4, 3, 3))
+    w_scale = RNG.uniform(0.002, 0.01, 5).astype(np.float32)
+    inits = {"x_scale": np.float32(0.02), "x_zp": np.uint8(120), "w": w, "w_scale": w_scale,
+             "w_zp": np.zeros(5, np.int8), "y_scale": np.float32(0.5), "y_zp": np.uint8(128)}
+    node = helper.make_node("QLinearConv", ["x", *inits], ["y"])
+    model = make_model([node], [tensor_value("x", x.shape, TensorProto.UINT8)], [tensor_value("y", None)], inits)
+    y = run_graph(import_model(model), {"x": x})["y"]
+    # The exact integer sum, one output position at a time.
+    xi = x.astype(np.int64) - 120
+    acc = np.array([[np.tensordot(w.astype(np.int64), xi[0, :, i:i + 3, j:j + 3], 3) for j in range(4)]
+                    for i in range(4)]).transpose(2, 0, 1)[None]
+    real = acc * (0.02 * w_scale.astype(np.float64) / 0.5).reshape(1, 5, 1, 1)
+    np.testing.assert_array_equal(y, np.clip(np.rint(real) + 128, 0, 255).astype(np.uint8))
+
+
 @pytest.mark.parametrize("dtype", [np.uint8, np.int8])
-@pytest.mark.parametrize("opset", [10, 21])
-def test_qlinear_matmul_matches_onnxruntime(dtype, opset):
-    tdtype = ONNX_TYPE[dtype]
+@pytest.mark.parametrize("opset,per_column", [(10, False), (21, False), (21, True)])
+def test_qlinear_matmul_matches_onnxruntime(dtype, opset, per_column):
+    b_scale = RNG.uniform(0.005, 0.02, 5).astype(np.float32) if per_column else np.float32(0.01)
+    b_zp = np.full(b_scale.shape, -2 if dtype is np.int8 else 9, dtype)
     inits = {
         "a_scale": np.float32(0.05), "a_zp": np.array(3, dtype),
-        "b": random_ints(dtype, (16, 5)), "b_scale": np.float32(0.01), "b_zp": np.array(-2 if dtype is np.int8 else 9, dtype),
+        "b": random_ints(dtype, (16, 5)), "b_scale": b_scale, "b_zp": b_zp,
         "y_scale": np.float32(0.3), "y_zp": np.array(1, dtype),
     }
-    names = ["a", "a_scale", "a_zp", "b", "b_scale", "b_zp", "y_scale", "y_zp"]
-    node = helper.make_node("QLinearMatMul", names, ["y"], name="fc")
-    model = make_model([node], [tensor_value("a", [3, 16], tdtype)], [tensor_value("y", None)], inits, opset=opset)
+    node = helper.make_node("QLinearMatMul", ["a", *inits], ["y"], name="fc")
+    model = make_model([node], [tensor_value("a", [3, 16], ONNX_TYPE[dtype])], [tensor_value("y", None)], inits,
+                       opset=opset)
     graph = assert_equal_to_ort(model, {"a": random_ints(dtype, (3, 16))})
     assert [n.op for n in graph.nodes.values()] == ["DequantizeLinear", "DequantizeLinear", "MatMul", "QuantizeLinear"]
+    assert graph.nodes["fc/dequant_b"].attrs.axis == (1 if per_column else None)
 
 
 @pytest.mark.parametrize("attrs", [{}, {"pads": [1, 2, 1, 0], "strides": [2, 1]}, {"auto_pad": "SAME_UPPER"}])
@@ -238,7 +254,8 @@ def test_quant_matches_its_definition(bits, signed, narrow, mode):
     scale, zeropt = np.float32(0.37), np.float32(0 if signed else 2)
     y, node = run_quant(x, scale, zeropt, bits, signed=signed, narrow=narrow, rounding_mode=mode)
     np.testing.assert_array_equal(y, expected_quant(x, scale, zeropt, bits, signed, narrow, mode))
-    assert (node.attrs.bits, node.attrs.signed, node.attrs.narrow, node.attrs.axis) == (bits, bool(signed), bool(narrow), None)
+    attrs = node.attrs
+    assert (attrs.bits, attrs.signed, attrs.narrow, attrs.axis) == (bits, bool(signed), bool(narrow), None)
 
 
 @pytest.mark.parametrize("scale_shape,axis", [((4, 1, 1, 1), 0), ((1, 3, 1, 1), 1), ((3, 1, 1), 1), ((5,), 3)])
