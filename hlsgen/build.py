@@ -21,6 +21,7 @@ from .npz_io import LABELS_KEY, match_inputs, read_npz, top1_accuracy, write_npz
 from .passes import optimize
 from .quant import BitConfig, QuantizedModel, quantize
 from .quant.calibrate import collect_stats
+from .quant.prequant import absorb_quantization
 from .quant.report import quality, quant_json
 
 FALLBACK_SAMPLES = 32
@@ -64,6 +65,8 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
         target = load_target(options.target)
     with step("import and optimize"):
         graph = read_onnx(options.model)
+        if absorb_quantization(graph):
+            notes.append("the model is pre-quantized: its scales, zero points, bit widths and integer weights are kept")
         optimize(graph)
     with step("calibrate"):
         calib, labels = _calibration(graph, options.calib, notes)

@@ -16,8 +16,10 @@ term is normalised to read "MACs" for an 8x8-bit layer (8 * 8 / 64 = 1). `total`
 Quality budget
 --------------
 With labels and `max_accuracy_drop`: top-1 accuracy on the calibration set may fall at most that much
-(a fraction: 0.01 is one point) below the FLOAT model's accuracy on the same samples. Because the
-calibration set is small, the search keeps `ACCURACY_MARGIN` of that budget in reserve.
+(a fraction: 0.01 is one point) below the FLOAT model's accuracy on the same samples. Calibration
+samples are often easier than unseen ones (larger logit margins), so the search also asks the budget
+of a "robust accuracy": the accuracy of the logits f + ERROR_MARGIN * (q - f), i.e. with every sample's
+quantization error amplified. A sample counts only if it would survive ERROR_MARGIN times its error.
 Without labels: the SQNR of the outputs against the float outputs, 10*log10(sum f^2 / sum (q - f)^2)
 over all samples, must stay at least `min_sqnr_db`.
 
@@ -60,7 +62,7 @@ MIN_BITS, MAX_BITS = 2, 8
 DEFAULT_MAX_ACCURACY_DROP = 0.01
 DEFAULT_MIN_SQNR_DB = 30.0
 SENSITIVITY_SAMPLES = 64  # calibration samples used to measure each knob's sensitivity
-ACCURACY_MARGIN = 0.5  # share of the accuracy budget kept in reserve against the small calibration set
+ERROR_MARGIN = 2.0  # accuracy mode: the budget must also hold with each output error amplified this much
 _MATMUL_OPS = ("QConv", "QDense")
 
 
@@ -106,9 +108,10 @@ class Quality:
     sqnr_db: float  # of all outputs against the float outputs; inf when identical
     noise: float  # sum (q - f)^2 / sum f^2, the inverse of the SQNR as a power ratio
     accuracy: float | None  # top-1 on the first output, when labels are known
+    robust_accuracy: float | None = None  # top-1 of f + ERROR_MARGIN * (q - f), when labels are known
 
     def to_json(self) -> dict:
-        return {"sqnr_db": _finite(self.sqnr_db), "accuracy": self.accuracy}
+        return {"sqnr_db": _finite(self.sqnr_db), "accuracy": self.accuracy, "robust_accuracy": self.robust_accuracy}
 
 
 @dataclass(frozen=True)
@@ -307,8 +310,11 @@ def _sqnr_db(signal: float, error: float) -> float:
 
 def _quality(outputs: list[np.ndarray], reference: list[np.ndarray], labels: np.ndarray | None) -> Quality:
     signal, error = _noise(outputs, reference)
-    accuracy = None if labels is None else top1_accuracy(outputs[0], labels)
-    return Quality(_sqnr_db(signal, error), error / signal if signal else math.inf, accuracy)
+    accuracy = robust = None
+    if labels is not None:
+        accuracy = top1_accuracy(outputs[0], labels)
+        robust = top1_accuracy(reference[0] + ERROR_MARGIN * (outputs[0] - reference[0]), labels)
+    return Quality(_sqnr_db(signal, error), error / signal if signal else math.inf, accuracy, robust)
 
 
 # ---- budget ----------------------------------------------------------------------------------------
@@ -326,8 +332,8 @@ class _Budget:
         if quality is None:
             return False
         if self.mode == "accuracy":
-            allowed = self.limit * (1 - ACCURACY_MARGIN) if margin else self.limit
-            return self.float_accuracy[which] - quality.accuracy <= allowed + 1e-12
+            worst = min(quality.accuracy, quality.robust_accuracy) if margin else quality.accuracy
+            return self.float_accuracy[which] - worst <= self.limit + 1e-12
         return quality.sqnr_db >= self.limit
 
     def describe(self) -> str:
@@ -444,7 +450,7 @@ def search_bit_widths(
         added[knob] = {MAX_BITS: 0.0}
         for bits in levels[1:]:
             quality = ev.evaluate(_config({**assignment, knob: bits}), "subset")
-            if not budget.ok(quality, "subset", margin=False):
+            if not budget.ok(quality, "subset"):
                 break
             added[knob][bits] = max(quality.noise - base_sub.noise, 0.0)
 

@@ -132,7 +132,14 @@ class _Lowering:
             raise _NotLowerable("weights must be constants")
         kept = self.src.quant.get(w_name)
         if isinstance(kept, tuple):  # (integer values, WeightQuant) of a pre-quantized model
-            return kept
+            ints, wq = kept
+            channels = ints.shape[axis]
+            if len(set(wq.scales)) == 1 and len(wq.scales) != channels:  # per tensor
+                wq = WeightQuant(wq.scales[:1] * channels, wq.bits)
+            if len(wq.scales) == channels:
+                return ints, wq
+            self.dst.notices.append(f"{node.name}: the model's weight scales are not per output channel; "
+                                    "hlsgen re-quantized these weights")
         return quantize_weights(self.src.constants[w_name], self.bits.weights(node.name), axis)
 
     def _bias(self, node: Node) -> np.ndarray | None:

@@ -10,12 +10,16 @@ from .arith import qrange
 
 @dataclass(frozen=True)
 class TensorQuant:
-    """real = scale * (q - zero_point), q a `bits`-wide signed or unsigned integer."""
+    """real = scale * (q - zero_point), q a `bits`-wide signed or unsigned integer.
+
+    narrow (as in QONNX): the range loses its lowest signed / highest unsigned value.
+    """
 
     scale: float
     zero_point: int
     bits: int
     signed: bool
+    narrow: bool = False
 
     def __post_init__(self):
         if not 2 <= self.bits <= 32:
@@ -25,11 +29,11 @@ class TensorQuant:
 
     @property
     def qmin(self) -> int:
-        return qrange(self.bits, self.signed)[0]
+        return qrange(self.bits, self.signed)[0] + int(self.narrow and self.signed)
 
     @property
     def qmax(self) -> int:
-        return qrange(self.bits, self.signed)[1]
+        return qrange(self.bits, self.signed)[1] - int(self.narrow and not self.signed)
 
     def to_json(self) -> dict:
         return asdict(self)
