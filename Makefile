@@ -18,7 +18,9 @@ install-test: $(BIN)/python
 
 demo: install
 	$(BIN)/hlsgen inspect $(EXAMPLE)/digits.onnx
-	$(BIN)/hlsgen run $(EXAMPLE)/digits.onnx --inputs $(EXAMPLE)/test.npz -o out/digits_logits.npz
+	$(BIN)/hlsgen run $(EXAMPLE)/digits.onnx --inputs $(EXAMPLE)/test.npz -o out/digits_float_logits.npz
+	$(BIN)/hlsgen build $(EXAMPLE)/digits.onnx --target systolic16x16 --calib $(EXAMPLE)/calib.npz -o out/digits_systolic16x16
+	$(BIN)/hlsgen run out/digits_systolic16x16 --inputs $(EXAMPLE)/test.npz -o out/digits_int_logits.npz
 
 test: install-test
 	$(BIN)/python -m pytest -q

@@ -21,8 +21,8 @@ from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
 
 INTERNAL_ERROR_EXIT = 70
 
-out = out_console = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = out_console = Console(highlight=False, soft_wrap=True)
+err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -103,7 +103,7 @@ def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, qui
 
     options = BuildOptions(Path(model_path), target, Path(out) if out else None, Path(calib) if calib else None,
                            bits, max_accuracy_drop, min_sqnr)
-    console = Console(stderr=True, quiet=quiet, highlight=False)
+    console = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = run_build(options, _stepper(console))
@@ -131,6 +131,24 @@ def _stepper(console: Console):
         console.print(f"[green]done[/] {name} ({time.perf_counter() - start:.1f} s)")
 
     return step
+
+
+@cli.command()
+def targets() -> None:
+    """List the built-in hardware targets and their parameters."""
+    from .hw import builtin_targets, load_target
+
+    for name in sorted(builtin_targets(), key=lambda n: (len(n), n)):
+        t = load_target(name)
+        b, lb, d = t.buffers, t.line_buffer, t.device
+        out.print(f"[bold]{t.name}[/]: {t.description}")
+        out.print(f"  array       {t.array.rows} x {t.array.cols} PEs, {t.array.dataflow}, "
+                  f"{t.widths.operand_bits}-bit operands, {t.widths.accumulator_bits}-bit accumulators, {t.clock_mhz:g} MHz")
+        out.print(f"  buffers     input {b.input.kib} KiB / {b.input.banks} banks, weight {b.weight.kib} KiB / "
+                  f"{b.weight.banks} banks, accumulator {b.accumulator.kib} KiB / {b.accumulator.banks} banks")
+        out.print(f"  line buffer rows up to {lb.max_row_width} wide x {lb.max_channels} channels, kernels up to "
+                  f"{lb.max_kernel}x{lb.max_kernel}")
+        out.print(f"  device      {d.part}: {d.dsp} DSP, {d.bram_18k} BRAM18K, {d.lut} LUT, {d.ff} FF")
 
 
 def _load(path: str) -> Model:

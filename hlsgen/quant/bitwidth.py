@@ -54,9 +54,10 @@ from ..ir import Graph
 from ..npz_io import match_inputs, top1_accuracy
 from ..reference import run_graph
 from .arith import dequantize
-from .calibrate import TensorStats, collect_stats
+from .calibrate import TensorStats, choose_range, collect_stats
 from .lower import BitConfig, Lowered, lower
 from .model import QuantizedModel
+from .params import TensorQuant
 
 MIN_BITS, MAX_BITS = 2, 8
 DEFAULT_MAX_ACCURACY_DROP = 0.01
@@ -229,6 +230,12 @@ class _Evaluator:
         batch = float_graph.tensors[float_graph.inputs[0]].shape[0]
         n_sub = max(batch, min(total, SENSITIVITY_SAMPLES) // batch * batch)
         picks = np.linspace(0, total - 1, n_sub).astype(int)  # distinct and evenly spread, n_sub <= total
+        # choose_range is most of a lowering's time and depends only on (tensor, bits): a private copy of the
+        # graph receives the chosen ranges as pre-quantized activations, which lower() keeps as they are.
+        self.baseline_lowered = lower(float_graph, stats, BitConfig(MAX_BITS, MAX_BITS))
+        self.calibrated = list(self.baseline_lowered.ranges)
+        self._work = float_graph.copy()
+        self._ranges: dict[tuple[str, int], TensorQuant] = {}
         self.sets = {"all": (feeds, labels),
                      "subset": ({k: v[picks] for k, v in feeds.items()}, None if labels is None else labels[picks])}
         self.batched = False
@@ -268,7 +275,12 @@ class _Evaluator:
         return same_int and same_float
 
     def model(self, bits: BitConfig) -> QuantizedModel:
-        return QuantizedModel(lower(self.graph, self.stats, bits), self.graph)
+        for tensor in self.calibrated:
+            key = (tensor, bits.activations(tensor))
+            if key not in self._ranges:
+                self._ranges[key] = choose_range(self.stats[tensor], key[1]).quant
+            self._work.quant[tensor] = self._ranges[key]
+        return QuantizedModel(lower(self._work, self.stats, bits), self.graph)
 
     def evaluate(self, bits: BitConfig, which: str = "all") -> Quality | None:
         """The quality of `bits` on "all" samples or on the "subset"; None when it cannot be lowered."""
@@ -435,13 +447,15 @@ def search_bit_widths(
     baseline = ev.evaluate(base_bits)
     if not budget.ok(baseline, margin=False):
         raise BudgetError(_budget_message(budget, baseline))
-    base_lowered = ev.model(base_bits).lowered
+    base_lowered = ev.baseline_lowered
 
     knobs = [_Knob("weight", layer.name) for layer in base_lowered.layers
              if not isinstance(float_graph.quant.get(float_graph.nodes[layer.name].inputs[1]), tuple)]
     knobs += [_Knob("act", t) for t in base_lowered.ranges]
     cost_of = _CostModel(float_graph, base_lowered, knobs)
     assignment = {k: MAX_BITS for k in knobs}
+    base_total = cost_of(assignment).total  # a knob that saves nothing (e.g. a graph output) stays at 8 bits
+    knobs = [k for k in knobs if cost_of({**assignment, k: MAX_BITS - 1}).total < base_total]
 
     # 1. Sensitivity: the added output noise of each knob alone at each narrower width (subset).
     base_sub = ev.evaluate(base_bits, "subset")
@@ -484,7 +498,7 @@ def search_bit_widths(
             frozen.add(knob)
 
     chosen = _config(assignment)
-    chosen_lowered = ev.model(chosen).lowered
+    chosen_lowered = lower(float_graph, stats, chosen)
     rows = _rows(ev, budget, baseline, float_graph, chosen_lowered, assignment, knobs)
     return SearchResult(
         bits=chosen, mode=mode, budget=float(limit), float_accuracy=ev.float_accuracy["all"],
