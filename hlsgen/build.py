@@ -71,19 +71,22 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
     with step("calibrate"):
         calib, labels = _calibration(graph, options.calib, notes)
         stats = collect_stats(graph, calib)
-    bits_table = None
+    bits_table, measured_search = None, None
     if bit_mode == "auto":
         from .quant.bitwidth import format_table, search_bit_widths
 
         budget_drop, budget_sqnr = _budget(options, labels)
         with step("search bit widths"):
-            search = search_bit_widths(graph, calib, labels, budget_drop, budget_sqnr)
+            search = search_bit_widths(graph, calib, labels, budget_drop, budget_sqnr, stats=stats)
         bits, bits_table = search.config, format_table(search)
+        measured_search = search.to_json()
     else:
         bits = BitConfig(bit_mode, bit_mode)
     with step("quantize"):
         quantized = quantize(graph, calib, bits, stats=stats)
         measured = quality(graph, quantized, calib, labels)
+        if measured_search is not None:
+            measured["bit_search"] = measured_search
     with step("write outputs"):
         _write(out, options, target, graph, quantized, measured, calib, bits_table)
     return BuildResult(out, target, quantized, measured, bits_table, notes + graph.notices)

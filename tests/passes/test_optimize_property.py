@@ -78,14 +78,15 @@ def activation(b: ModelBuilder, x: str, kinds=("Relu", "Relu6", "LeakyRelu", "Si
 def maybe_pad(b: ModelBuilder, x: str, shape: Shape, reader: str) -> tuple[str, Shape, bool]:
     """Maybe a Pad of the spatial axes in front of `reader`, with a value that may or may not fold into it.
 
-    Also says whether the pad value is -inf: then the MaxPool after it must have kernel 2 and no pads
-    of its own, since a window wholly in -inf padding would turn into NaN further on.
+    Also says whether the pad value is -inf: then the MaxPool after it gets kernel 2 and no pads of
+    its own, since a window wholly in -inf padding would turn into NaN further on.
     """
     if b.flag():
         return x, shape, False
     value = b.choose([0.0, -np.inf] if reader == "MaxPool" else [0.0, 0.5])
     minus_inf = value == -np.inf
-    widths = [b.draw(st.integers(0, 1 if minus_inf else 2)) for _ in range(4)]
+    # Narrow pads, so that they often still fit under a pool's kernel once merged into it.
+    widths = [b.draw(st.integers(0, 2 if reader == "Conv" else 1)) for _ in range(4)]
     pads = b.const("pads", np.array([0, 0, widths[0], widths[1], 0, 0, widths[2], widths[3]], np.int64))
     y = b.node("Pad", [x, pads, b.const("value", np.float32(value))], mode="constant")
     b.tap(y)
@@ -134,7 +135,8 @@ def pool(b: ModelBuilder, x: str, shape: Shape, op: str) -> tuple[str, Shape]:
     n, c, h, w = shape
     k = 2 if minus_inf_padded or min(h, w) < 3 else b.choose([2, 3])
     stride = b.choose([1, 2])
-    pads = [0 if minus_inf_padded else b.draw(st.integers(0, k - 1)) for _ in range(4)]
+    own_pads = not minus_inf_padded and b.flag()
+    pads = [b.draw(st.integers(0, k - 1)) if own_pads else 0 for _ in range(4)]
     attrs = {"count_include_pad": int(b.flag())} if op == "AveragePool" else {}
     y = b.node(op, [x], kernel_shape=[k, k], strides=[stride] * 2, pads=pads, **attrs)
     return y, (n, c, (h + pads[0] + pads[2] - k) // stride + 1, (w + pads[1] + pads[3] - k) // stride + 1)
