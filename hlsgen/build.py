@@ -51,6 +51,7 @@ class BuildResult:
     quality: dict
     bits_table: str | None = None
     warnings: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
 
 Progress = Callable[[str], object]  # called with a step name; returns a context manager
@@ -60,16 +61,16 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
     out = options.out_dir()
     _check_out_dir(out)
     bit_mode = _parse_bits(options.bits)
-    notes: list[str] = []
+    user_warnings: list[str] = []
     with step("load target"):
         target = load_target(options.target)
     with step("import and optimize"):
         graph = read_onnx(options.model)
         if absorb_quantization(graph):
-            notes.append("the model is pre-quantized: its scales, zero points, bit widths and integer weights are kept")
+            graph.notices.append("the model is pre-quantized: its scales, zero points, bit widths and integer weights are kept")
         optimize(graph)
     with step("calibrate"):
-        calib, labels = _calibration(graph, options.calib, notes)
+        calib, labels = _calibration(graph, options.calib, user_warnings)
         stats = collect_stats(graph, calib)
     bits_table, measured_search = None, None
     if bit_mode == "auto":
@@ -89,7 +90,7 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
             measured["bit_search"] = measured_search
     with step("write outputs"):
         _write(out, options, target, graph, quantized, measured, calib, bits_table)
-    return BuildResult(out, target, quantized, measured, bits_table, notes + graph.notices)
+    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices)
 
 
 def _parse_bits(bits: str) -> int | str:
@@ -111,12 +112,12 @@ def _budget(options: BuildOptions, labels: np.ndarray | None) -> tuple[float | N
     return (0.01, None) if labels is not None else (None, 30.0)
 
 
-def _calibration(graph: Graph, path: Path | None, notes: list[str]) -> tuple[dict, np.ndarray | None]:
+def _calibration(graph: Graph, path: Path | None, user_warnings: list[str]) -> tuple[dict, np.ndarray | None]:
     """The calibration inputs (checked) and labels; without a file, the documented fallback."""
     if path is None:
         message = (f"no --calib given: calibrating on {FALLBACK_SAMPLES} inputs drawn uniformly from [0, 1] "
                    "(right for images scaled to [0, 1]); pass --calib with real samples for accurate ranges")
-        notes.append(message)
+        user_warnings.append(message)
         warnings.warn(message, stacklevel=2)
         rng = np.random.default_rng(0)
         feeds = {n: rng.uniform(0, 1, (FALLBACK_SAMPLES, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)

@@ -107,8 +107,10 @@ def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, qui
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = run_build(options, _stepper(console))
-    for note in result.warnings:
-        console.print(f"[yellow]warning:[/] {note}")
+    for notice in result.notices:
+        console.print(f"notice: {notice}")
+    for warning in result.warnings:
+        console.print(f"[yellow]warning:[/] {warning}")
     if result.bits_table and not quiet:
         out_console.print(result.bits_table)
     if not quiet:
