@@ -312,14 +312,15 @@ def test_other_qonnx_ops_stay_unsupported():
         import_model(model)
 
 
-def test_brevitas_style_qonnx_conv_model():
-    """Quant(x) -> Conv(w = Quant(w), b) -> Relu -> Quant, as Brevitas exports a quantized Conv layer."""
-    # Power-of-two scales keep every product and sum exact in float32, so the expectation is exact too.
-    w_scale = (2.0 ** -RNG.integers(3, 6, (4, 1, 1, 1))).astype(np.float32)
+def brevitas_conv_model(rng) -> tuple[onnx.ModelProto, dict]:
+    """Quant(x) -> Conv(w = Quant(w), b) -> Relu -> Quant, as Brevitas exports a quantized Conv layer:
+    8-bit signed input, 4-bit narrow per-channel weights, 4-bit unsigned output."""
+    # Power-of-two scales keep every product and sum exact in float32, so expectations are exact too.
+    w_scale = (2.0 ** -rng.integers(3, 6, (4, 1, 1, 1))).astype(np.float32)
     inits = {
         "x_s": np.float32(2**-4), "zero": np.float32(0), "b8": np.float32(8), "b4": np.float32(4),
-        "w": RNG.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.2, "w_s": w_scale,
-        "bias": (RNG.integers(-64, 64, 4) * 2**-6).astype(np.float32), "y_s": np.float32(2**-2),
+        "w": rng.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.2, "w_s": w_scale,
+        "bias": (rng.integers(-64, 64, 4) * 2**-6).astype(np.float32), "y_s": np.float32(2**-2),
     }
     nodes = [
         quant_node("x", "x_s", "zero", "b8", "xq", signed=1, narrow=0, rounding_mode="ROUND", name="Quant_0"),
@@ -329,6 +330,12 @@ def test_brevitas_style_qonnx_conv_model():
         quant_node("r", "y_s", "zero", "b4", "y", signed=0, narrow=0, rounding_mode="ROUND", name="Quant_2"),
     ]
     model = qonnx_model(nodes, [tensor_value("x", [1, 3, 6, 6])], [tensor_value("y", [1, 4, 6, 6])], inits)
+    return model, inits
+
+
+def test_brevitas_style_qonnx_conv_model():
+    model, inits = brevitas_conv_model(RNG)
+    w_scale = inits["w_s"]
     graph = import_model(model)
     verify(graph)
     assert [n.op for n in graph.nodes.values()] == ["QuantDequant", "QuantDequant", "Conv", "Relu", "QuantDequant"]

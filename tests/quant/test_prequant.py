@@ -8,7 +8,7 @@ from hlsgen.quant import quantize
 from hlsgen.quant.prequant import absorb_quantization
 from hlsgen.reference import run_graph
 from tests.builders import make_model, tensor_value
-from tests.ops.test_quantize import qonnx_model, quant_node
+from tests.ops.test_quantize import brevitas_conv_model
 
 RNG = np.random.default_rng(7)
 
@@ -57,20 +57,8 @@ def test_qdq_model_keeps_its_quantization():
 
 
 def test_qonnx_4_bit_model_keeps_its_widths():
-    w_scale = (2.0 ** -RNG.integers(3, 6, (4, 1, 1, 1))).astype(np.float32)
-    inits = {
-        "x_s": np.float32(2**-4), "zero": np.float32(0), "b8": np.float32(8), "b4": np.float32(4),
-        "w": RNG.standard_normal((4, 3, 3, 3)).astype(np.float32) * 0.2, "w_s": w_scale,
-        "bias": (RNG.integers(-64, 64, 4) * 2**-6).astype(np.float32), "y_s": np.float32(2**-2),
-    }
-    nodes = [
-        quant_node("x", "x_s", "zero", "b8", "xq", signed=1, narrow=0, rounding_mode="ROUND", name="Quant_0"),
-        quant_node("w", "w_s", "zero", "b4", "wq", signed=1, narrow=1, rounding_mode="ROUND", name="Quant_1"),
-        helper.make_node("Conv", ["xq", "wq", "bias"], ["c"], pads=[1, 1, 1, 1], name="Conv_0"),
-        helper.make_node("Relu", ["c"], ["r"], name="Relu_0"),
-        quant_node("r", "y_s", "zero", "b4", "y", signed=0, narrow=0, rounding_mode="ROUND", name="Quant_2"),
-    ]
-    model = qonnx_model(nodes, [tensor_value("x", [1, 3, 6, 6])], [tensor_value("y", [1, 4, 6, 6])], inits)
+    model, inits = brevitas_conv_model(RNG)
+    w_scale = inits["w_s"]
     x = RNG.standard_normal((1, 3, 6, 6)).astype(np.float32)
     quantized, float_out = build_int(model, x)
     q = quantized.graph.quant
