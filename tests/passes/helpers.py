@@ -10,14 +10,13 @@ from hlsgen.reference import run_graph
 from tests.builders import make_model, tensor_value
 
 
-def onnx_graph(nodes, inputs: dict[str, tuple[int, ...]], outputs: list[str], initializers=None, opset: int = 17) -> Graph:
+def onnx_graph(nodes, inputs: dict[str, tuple[int, ...]], outputs: list[str], initializers=None) -> Graph:
     """Import a model made of `nodes`; inputs map names to shapes, outputs get inferred types."""
     model = make_model(
         nodes,
         [tensor_value(name, shape) for name, shape in inputs.items()],
         [tensor_value(name, None) for name in outputs],
         {k: _float32(v) for k, v in (initializers or {}).items()},
-        opset=opset,
     )
     return import_model(model)
 

@@ -87,3 +87,9 @@ def test_flatten_with_another_reader_is_kept():
     graph = flatten_then_dense(extra_nodes=[helper.make_node("Sigmoid", ["f"], ["z"])], outputs=("y", "z"))
     assert not apply_pass(graph, cancel_transposes_reshapes)
     assert ops(graph) == ["Relu", "Reshape", "Dense", "Sigmoid"]
+
+
+def test_flatten_that_is_a_graph_output_is_kept():
+    graph = flatten_then_dense(outputs=("y", "f"))
+    assert not apply_pass(graph, cancel_transposes_reshapes)
+    assert ops(graph) == ["Relu", "Reshape", "Dense"]

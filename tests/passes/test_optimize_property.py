@@ -250,7 +250,7 @@ def cnn_models(draw):
     b = ModelBuilder(draw, draw(st.integers(0, 2**32 - 1)))
     input_shape: Shape = (draw(st.integers(1, 2)), draw(st.integers(1, 3)), draw(st.integers(4, 8)), draw(st.integers(4, 8)))
     x, shape = "input", input_shape
-    for block in draw(st.lists(st.sampled_from(BLOCKS), min_size=1, max_size=6)):
+    for block in draw(st.lists(st.sampled_from(BLOCKS), min_size=2, max_size=8)):
         if block in (pool_block, activation_pool_block) and min(shape[2:]) < 2:
             continue
         x, shape = block(b, x, shape)

@@ -56,7 +56,10 @@ def test_minus_infinity_pad_merges_into_max_pool():
         pad_then(CONV, mode="reflect"),
         pad_then(AVG, pads=(0, 1, 1, 1, 0, 0, 1, 1)),  # pads the channels too
         pad_then(MAX),  # zeros can win a max
-        pad_then(helper.make_node("AveragePool", ["p"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1])),
+        pad_then(
+            helper.make_node("AveragePool", ["p"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+            pads=(0, 0, 1, 0, 0, 0, 0, 0),
+        ),
         pad_then(AVG, pads=(0, 0, 3, 0, 0, 0, 0, 0)),  # the pool's pads would reach the kernel size
         pad_then(helper.make_node("AveragePool", ["p"], ["y"], kernel_shape=[3, 3], ceil_mode=1, strides=[2, 2])),
     ],
