@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ..ir import Graph, Node
 from .pipeline import graph_pass
-from .rewrite import bypass, is_graph_output
+from .rewrite import bypass
 
 
 @graph_pass
@@ -19,10 +19,6 @@ def remove_identities(graph: Graph) -> bool:
 
 
 def _is_identity(graph: Graph, node: Node) -> bool:
-    # Dropout may carry a mask output; the node can only go when nothing reads it.
-    extra_outputs = node.outputs[1:]
-    if any(is_graph_output(graph, t) or graph.consumers(t) for t in extra_outputs):
-        return False
     if node.op in ("Identity", "Dropout"):
         return True
     if node.op == "Reshape":

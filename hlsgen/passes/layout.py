@@ -28,7 +28,7 @@ def _compose_transposes(graph: Graph, second: Node) -> bool:
     first = graph.producer(second.inputs[0])
     if first is None or first.op != "Transpose":
         return False
-    # Output axis i of the pair is axis second.perm[i] of the middle tensor, i.e. axis first.perm[...] of the input.
+    # Output axis i is axis second.perm[i] of the middle tensor, which is input axis first.perm[second.perm[i]].
     perm = tuple(first.attrs.perm[i] for i in second.attrs.perm)
     composed = second.with_(inputs=first.inputs[:1], attrs=replace(second.attrs, perm=perm))
     graph.replace_node(second.name, composed)

@@ -19,7 +19,7 @@ def move_maxpool_before_activation(graph: Graph) -> bool:
         if activation is None or not _is_non_decreasing(activation):
             continue
         pool = sole_consumer(graph, activation.outputs[0])
-        if pool is None or pool.op != "MaxPool" or len(pool.outputs) != 1:
+        if pool is None or pool.op != "MaxPool":
             continue
         if graph.tensors[pool.outputs[0]].size >= graph.tensors[activation.outputs[0]].size:
             continue  # the pool does not shrink the tensor, so nothing is saved
