@@ -38,6 +38,7 @@ class BuildOptions:
     bits: str = "8"  # a width 2..8 for every layer, or "auto"
     max_accuracy_drop: float | None = None
     min_sqnr_db: float | None = None
+    dump_ir: bool = False  # also write OUT/loop_ir.txt
 
     def out_dir(self) -> Path:
         return self.out or Path(f"{Path(self.model).stem}_{Path(self.target).stem}")
@@ -52,6 +53,7 @@ class BuildResult:
     bits_table: str | None = None
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
+    mapping: object = None  # hlsgen.hw.Mapping: the performance model (report.json)
 
 
 Progress = Callable[[str], object]  # called with a step name; returns a context manager
@@ -88,9 +90,15 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
         measured = quality(graph, quantized, calib, labels)
         if measured_search is not None:
             measured["bit_search"] = measured_search
+    with step("map"):
+        from .hw import map_model
+        from .loopir import checked_nests
+
+        mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
+        checked_nests(mapping)
     with step("write outputs"):
-        _write(out, options, target, graph, quantized, measured, calib, bits_table)
-    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices)
+        _write(out, options, target, graph, quantized, measured, calib, bits_table, mapping)
+    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping)
 
 
 def _parse_bits(bits: str) -> int | str:
@@ -146,7 +154,7 @@ def _check_out_dir(out: Path) -> None:
 
 
 def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
-           measured: dict, calib: dict, bits_table: str | None) -> None:
+           measured: dict, calib: dict, bits_table: str | None, mapping=None) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -156,6 +164,13 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         (tmp / "quant.json").write_text(json.dumps(quant_json(quantized, measured), indent=1) + "\n")
         if bits_table is not None:
             (tmp / "bits.txt").write_text(bits_table + "\n")
+        if mapping is not None:
+            from .hw import report_json
+            from .loopir import dump
+
+            (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
+            if options.dump_ir:
+                (tmp / "loop_ir.txt").write_text(dump(mapping))
         sample = {k: v[:VERIFY_SAMPLES] for k, v in calib.items()}
         int_inputs = quantized.quantize_inputs(sample)
         write_npz(tmp / "verify" / "inputs.npz", sample)

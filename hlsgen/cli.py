@@ -95,14 +95,15 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               help="--bits auto budget: largest top-1 accuracy drop on the labelled calibration set (0.01 = 1 point).")
 @click.option("--min-sqnr", "min_sqnr", type=float, default=None,
               help="--bits auto budget without labels: smallest output SQNR against float, in dB.")
+@click.option("--dump-ir", is_flag=True, help="Also write the loop IR of every layer as text (OUT/loop_ir.txt).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
-def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, quiet) -> None:
+def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, dump_ir, quiet) -> None:
     """Quantize MODEL.onnx for a target and write the build folder (quant.json, integer graph, QDQ model)."""
     from .build import BuildOptions
     from .build import build as run_build
 
     options = BuildOptions(Path(model_path), target, Path(out) if out else None, Path(calib) if calib else None,
-                           bits, max_accuracy_drop, min_sqnr)
+                           bits, max_accuracy_drop, min_sqnr, dump_ir=dump_ir)
     console = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -120,6 +121,11 @@ def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, qui
             line += (f", top-1 float {quality['float_accuracy']:.2%} -> int {quality['int_accuracy']:.2%}"
                      f" on {quality['samples']} calibration samples")
         out_console.print(f"built {result.out} for {result.target.name}: {line}")
+        if result.mapping is not None:
+            m = result.mapping
+            out_console.print(f"performance model: {m.cycles:,} cycles per inference "
+                              f"({m.cycles / result.target.clock_mhz:,.1f} us at {result.target.clock_mhz:g} MHz), "
+                              f"PE utilization {m.utilization:.1%}; per layer in {result.out / 'report.json'}")
 
 
 def _stepper(console: Console):

@@ -39,3 +39,7 @@ class GraphInvariantError(Exception):
 
 class BudgetError(HlsgenError):
     """No bit-width assignment, not even uniform 8-bit, meets the requested quality budget."""
+
+
+class MappingError(HlsgenError):
+    """A layer does not fit the target: names the layer and the buffer, limit or resource that overflows."""

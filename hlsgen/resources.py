@@ -1,4 +1,4 @@
-"""Where the data files that ship with hlsgen live: `templates/` and `hw_models/`.
+"""Where the data files that ship with hlsgen live: `templates/`, `hw_models/` and `rtl/`.
 
 A wheel carries them inside the package (`hlsgen/_data/`); a source checkout has them at the top level.
 """
@@ -10,7 +10,7 @@ _PACKAGE = Path(__file__).resolve().parent
 
 
 def data_dir(kind: str) -> Path:
-    """The folder of `kind` ("templates" or "hw_models")."""
+    """The folder of `kind` ("templates", "hw_models" or "rtl")."""
     for candidate in (_PACKAGE / "_data" / kind, _PACKAGE.parent / kind):
         if candidate.is_dir():
             return candidate

@@ -1,0 +1,216 @@
+"""The integer graph as a dataflow design: one kernel per layer, the streams between them, the top-level
+ports, and the order the top function calls the kernels in (a topological one, which is also the order a
+sequential C simulation needs)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..errors import UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
+from ..hw import Target
+from ..ir import Graph
+from ..quant.params import TensorQuant
+from .cnames import Names, tensor_type
+from .kernels import array, copy, vector
+from .kernels.common import Context, Kernel, Offchip
+from .layout import order_text
+from .pragmas import pragma
+from .schedule import adapter_directives, stream_directive, top_directives
+
+FAMILIES = {"conv": array.build, "grouped_conv": array.build, "depthwise": array.build, "dense": array.build,
+            "pool": vector.build, "global_pool": vector.build, "elementwise": vector.build, "copy": copy.build}
+
+
+@dataclass
+class Port:
+    name: str  # the top function's argument
+    tensor: str
+    t: str  # its typedef
+    ctype: str
+    direction: str  # "input" or "output"
+    shape: list[int]
+    count: int
+    order_text: str
+    scale: float
+    zero_point: int
+
+
+@dataclass
+class Design:
+    top: str
+    types: list[dict]  # typedefs: name, ctype, tensor, shape, scale, zero_point
+    ports: list[Port]
+    kernels: list[Kernel]  # in call order
+    streams: list[dict] = field(default_factory=list)  # internal streams: name, t, pragmas
+    calls: list[dict] = field(default_factory=list)  # fn, args
+    top_pragmas: list[str] = field(default_factory=list)
+
+    @property
+    def offchip(self) -> list[Offchip]:
+        return [k.offchip for k in self.kernels if k.offchip is not None]
+
+
+def build_design(graph: Graph, target: Target, top: str, mapping=None,
+                 offchip: frozenset[str] | None = None) -> Design:
+    """Plan the HLS design of integer graph `graph`: one kernel per layer, each around the loop IR nest
+    of its mapping onto `target` (`mapping` from hlsgen.hw.map_model, computed when not given).
+    `offchip` names layers whose weights stay off chip (default: those that do not fit the weight memory)."""
+    from ..hw import map_model
+    from ..loopir import layer_nests
+
+    _check_batch(graph)
+    mapping = mapping or map_model(graph, target)
+    nests = layer_nests(mapping)
+    names = Names()
+    top = names.take(top)
+    tensors = [*graph.inputs, *(n.outputs[0] for n in graph.topological())]
+    types = {t: names.take(f"{t}_t") for t in tensors}
+    offchip = offchip_layers(graph, target) if offchip is None else frozenset(offchip)
+    ctx = Context(graph, names, types, offchip)
+    ports = [_port(graph, names, t, types[t], "input") for t in graph.inputs]
+    ports += [_port(graph, names, t, types[t], "output") for t in graph.outputs]
+    alias: dict[str, str] = {}
+    kernels, problems = [], []
+    for layer in mapping.layers:
+        node = graph.nodes[layer.name]
+        if layer.kind == "reshape":  # streams are row-major, like the activation memory: only addressing changes
+            alias[node.outputs[0]] = node.inputs[0]
+            continue
+        builder = FAMILIES.get(layer.kind)
+        if builder is None:
+            problems.append(UnsupportedOp(node.name, node.op, 0, f"no HLS kernel for {layer.kind} layers"))
+            continue
+        try:
+            kernels.append(builder(node, layer, nests[layer.name], ctx))
+        except UnsupportedModelError as exc:
+            problems.append(UnsupportedOp(node.name, node.op, 0, str(exc)))
+    if problems:
+        raise UnsupportedOpsError(problems)
+    design = Design(top, [_typedef(graph, t, types[t]) for t in tensors], ports, [])
+    design.top_pragmas = [*interface_pragmas(ports, [k.offchip for k in kernels if k.offchip is not None]),
+                          *(pragma(d) for d in top_directives())]
+    _wire(design, graph, kernels, alias, names)
+    return design
+
+
+def interface_pragmas(ports: list[Port], offchip: list[Offchip]) -> list[str]:
+    """AXI-Stream for every tensor port, m_axi for off-chip weights, AXI-Lite for control."""
+    lines = [f"#pragma HLS INTERFACE mode=axis port={p.name}" for p in ports]
+    for o in offchip:
+        lines += [f"#pragma HLS INTERFACE mode=m_axi port={o.port} offset=slave bundle=gmem depth={o.size}",
+                  f"#pragma HLS INTERFACE mode=s_axilite port={o.port} bundle=control"]
+    return [*lines, "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control"]
+
+
+def offchip_layers(graph: Graph, target: Target) -> frozenset[str]:
+    """Layers whose weights stay in off-chip memory: those that no longer fit the target's weight buffer
+    once the earlier layers' weights are on chip (in topological order)."""
+    room, offchip = target.buffers.weight.bytes, set()
+    for node in graph.topological():
+        if node.op not in ("QConv", "QDense"):
+            continue
+        w = np.asarray(graph.constants[node.inputs[1]], np.int64)
+        bits = int(np.abs(w).max(initial=0)).bit_length() + 1
+        size = -(-w.size * bits // 8)
+        if size <= room:
+            room -= size
+        else:
+            offchip.add(node.name)
+    return frozenset(offchip)
+
+
+def _check_batch(graph: Graph) -> None:
+    for t in [*graph.inputs, *graph.outputs]:
+        if graph.shape(t)[0] != 1:
+            raise UnsupportedModelError(f"tensor {t!r} has batch {graph.shape(t)[0]}: the HLS design runs one "
+                                        "inference per call (batch 1)")
+
+
+def _typedef(graph: Graph, tensor: str, name: str) -> dict:
+    q: TensorQuant = graph.quant[tensor]
+    return {"name": name, "ctype": tensor_type(q), "tensor": tensor, "shape": list(graph.shape(tensor)),
+            "scale": f"{q.scale:.9g}", "zero_point": q.zero_point}
+
+
+def _port(graph: Graph, names: Names, tensor: str, t: str, direction: str) -> Port:
+    shape, q = graph.shape(tensor), graph.quant[tensor]
+    return Port(names.take(tensor), tensor, t, tensor_type(q), direction, list(shape), int(np.prod(shape)),
+                order_text(shape), float(f"{q.scale:.9g}"), q.zero_point)
+
+
+def _wire(design: Design, graph: Graph, kernels: list[Kernel], alias: dict[str, str], names: Names) -> None:
+    """Streams, forks and calls: each tensor's producer writes one stream; a tensor read by several
+    consumers (or by a consumer and an output port) goes through a fork."""
+
+    def canon(t: str) -> str:
+        while t in alias:
+            t = alias[t]
+        return t
+
+    inputs = {p.tensor: p.name for p in design.ports if p.direction == "input"}
+    sinks: dict[str, list] = {}
+    for ki, k in enumerate(kernels):
+        for pos, t in enumerate(k.inputs):
+            sinks.setdefault(canon(t), []).append((ki, pos))
+    for p in design.ports:
+        if p.direction == "output":
+            sinks.setdefault(canon(p.tensor), []).append(p.name)
+    args: dict[int, list] = {ki: [None] * len(k.inputs) for ki, k in enumerate(kernels)}
+    out_arg: dict[int, str] = {}
+    forks: dict[str, Kernel] = {}  # canonical tensor -> its fork
+
+    def channel(t: str, name: str, depth_values: int, reconverges: bool) -> str:
+        s = names.take(name)
+        design.streams.append({"name": s, "t": design_types[t],
+                               "pragmas": [pragma(stream_directive(depth_values, reconverges), s)]})
+        return s
+
+    design_types = {d["tensor"]: d["name"] for d in design.types}
+    producers = {canon(k.output): ki for ki, k in enumerate(kernels)}
+    for t in [*graph.inputs, *(canon(k.output) for k in kernels)]:
+        if t in forks or (t not in inputs and t not in producers):
+            continue
+        readers = sinks.get(t, [])
+        if not readers:
+            raise UnsupportedModelError(f"tensor {t!r} is computed but never read")
+        count = int(np.prod(graph.shape(t)))
+        if len(readers) == 1 and not (t in inputs and isinstance(readers[0], str)):
+            sink = readers[0]
+            if t in inputs:
+                src = inputs[t]
+            elif isinstance(sink, str):
+                src = sink
+            else:
+                src = channel(t, f"s_{t}", count, False)
+            if isinstance(sink, tuple):
+                args[sink[0]][sink[1]] = src
+            if t in producers:
+                out_arg[producers[t]] = src
+            continue
+        src = inputs[t] if t in inputs else channel(t, f"s_{t}", count, False)
+        if t in producers:
+            out_arg[producers[t]] = src
+        outs = []
+        for sink in readers:
+            if isinstance(sink, str):
+                outs.append(sink)
+            else:
+                outs.append(channel(t, f"s_{t}_to_{kernels[sink[0]].fn}", count, True))
+                args[sink[0]][sink[1]] = outs[-1]
+        fn = names.take(f"k_fork_{t}")
+        k = {"name": f"fork_{t}", "tensor": t, "fn": fn, "x_t": design_types[t], "outputs": outs, "count": count,
+             "pragmas": [pragma(d) for d in adapter_directives()]}
+        forks[t] = Kernel(f"fork of {t}", fn, "fork.j2", k, [t], None)
+        forks[t].k["args"] = [src, *outs]
+    ordered = [forks[t] for t in graph.inputs if t in forks]
+    for ki, k in enumerate(kernels):
+        call = [*args[ki], out_arg[ki]]
+        if k.offchip is not None:
+            call.append(k.offchip.port)
+        k.k["args"] = call
+        ordered.append(k)
+        if canon(k.output) in forks:
+            ordered.append(forks[canon(k.output)])
+    design.kernels = ordered
+    design.calls = [{"fn": k.fn, "args": k.k["args"]} for k in ordered]

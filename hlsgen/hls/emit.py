@@ -1,0 +1,98 @@
+"""Write OUT/hls/: the top function, one kernel header per layer, weights headers, the self-checking
+testbench with its data, run_hls.tcl, a README and the portable headers."""
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..hw import Target
+from ..ir import Graph
+from .cnames import initializer, storage_type
+from .design import Design, build_design
+from .render import render
+from .tbdata import write_data
+
+INCLUDE_DIR = Path(__file__).resolve().parent / "include"
+PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
+INPUT_FILE, EXPECTED_FILE = "tb_input.dat", "tb_expected.dat"
+
+
+def write_hls(out: Path, graph: Graph, target: Target, top: str, source: str, int_inputs: dict[str, np.ndarray],
+              int_outputs: dict[str, np.ndarray], mapping=None, offchip: frozenset[str] | None = None) -> Design:
+    """Render the HLS sources of integer graph `graph` into `out` (created), with `int_inputs` and the
+    integer reference's `int_outputs` (arrays keyed by graph input/output name) as testbench data.
+    `mapping` (hlsgen.hw.map_model) gives each layer's loop nest; `offchip` see design.build_design."""
+    design = build_design(graph, target, top, mapping, offchip)
+    top = design.top
+    (out / "kernels").mkdir(parents=True, exist_ok=True)
+    (out / "weights").mkdir(exist_ok=True)
+    (out / "portable").mkdir(exist_ok=True)
+    common = {"version": __version__, "top": top, "source": source, "target": target.name}
+    ports = [vars(p) for p in design.ports]
+    offchip = [_offchip_entry(o) for o in design.offchip]
+    _write(out / "hlsgen_ops.h", render("hlsgen_ops.h.j2", **common))
+    _write(out / f"{top}.h", render("top.h.j2", **common, guard=_guard(f"{top}.h"), types=design.types,
+                                    ports=ports, offchip=offchip))
+    for kernel in design.kernels:
+        stem = kernel.fn[2:] if kernel.fn.startswith("k_") else kernel.fn
+        weights_header = ""
+        if kernel.arrays:
+            weights_header = f"{stem}.h"
+            _write_weights(out / "weights" / weights_header, kernel.layer, kernel.template, kernel.arrays)
+        if kernel.offchip is not None:
+            kernel.offchip.header = f"{stem}_wmem.h"
+            _write_weights(out / "weights" / kernel.offchip.header, kernel.layer, "off-chip weights",
+                           [kernel.offchip.data])
+        kernel.header = f"{stem}.h"
+        _write(out / "kernels" / kernel.header,
+               render("kernel.h.j2", **common, k=kernel.k, h=kernel.h, file=kernel.header, guard=_guard(f"kernels_{stem}.h"),
+                      family=kernel.template, weights_header=weights_header))
+    offchip = [_offchip_entry(o) for o in design.offchip]  # now with their headers
+    _write(out / f"{top}.cpp", render("top.cpp.j2", **common, ports=ports, offchip=offchip,
+                                      kernel_headers=[k.header for k in design.kernels],
+                                      top_pragmas=design.top_pragmas, streams=design.streams, calls=design.calls))
+    samples = write_test_data(out, graph, int_inputs, int_outputs)
+    _write(out / f"{top}_tb.cpp", render(
+        "testbench.cpp.j2", **common, ports=ports, offchip=offchip, offchip_headers=[o["header"] for o in offchip],
+        inputs_per_sample=sum(p.count for p in design.ports if p.direction == "input"),
+        outputs_per_sample=sum(p.count for p in design.ports if p.direction == "output"),
+        input_file=INPUT_FILE, expected_file=EXPECTED_FILE))
+    tcl = dict(common, part=target.device.part, clock_mhz=f"{target.clock_mhz:g}",
+               period_ns=f"{1000.0 / target.clock_mhz:.3f}", input_file=INPUT_FILE, expected_file=EXPECTED_FILE)
+    _write(out / "run_hls.tcl", render("run_hls.tcl.j2", **tcl))
+    _write(out / "README.md", render("README.md.j2", **tcl, ports=ports, offchip=offchip, samples=samples))
+    for name in PORTABLE_HEADERS:
+        shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
+    return design
+
+
+def write_test_data(folder: Path, graph: Graph, int_inputs: dict[str, np.ndarray],
+                    int_outputs: dict[str, np.ndarray], input_file: str = INPUT_FILE,
+                    expected_file: str = EXPECTED_FILE) -> int:
+    """The testbench's input and expected-output files (ports in graph order); returns the sample count."""
+    samples, _ = write_data(folder / input_file, [int_inputs[t] for t in graph.inputs])
+    write_data(folder / expected_file, [int_outputs[t] for t in graph.outputs])
+    return samples
+
+
+def _offchip_entry(o) -> dict:
+    return {"port": o.port, "t": o.t, "size": o.size, "layer": o.layer, "data": o.data.name, "header": o.header}
+
+
+def _write_weights(path: Path, layer: str, op: str, arrays) -> None:
+    entries = [{"name": a.name, "ctype": a.ctype, "storage": storage_type(a.values), "dims": a.dims, "comment": a.comment,
+                "init": initializer(a.values)} for a in arrays]
+    _write(path, render("weights.h.j2", version=__version__, guard=_guard(f"weights_{path.name}"), file=path.name, layer=layer,
+                        op=op.removesuffix(".j2"), arrays=entries))
+
+
+def _guard(name: str) -> str:
+    return "HLSGEN_" + re.sub(r"[^0-9A-Za-z]", "_", name).upper()
+
+
+def _write(path: Path, text: str) -> None:
+    path.write_text(text)

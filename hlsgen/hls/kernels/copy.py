@@ -1,0 +1,72 @@
+"""Copies on the vector unit (Concat, Transpose, constant Pad; templates/hls/copy.j2): output element e,
+row-major over the output tensor, from its source element, as the loop IR's copy nests address them."""
+from __future__ import annotations
+
+
+
+from ...errors import UnsupportedModelError
+from ...hw.mapping import LayerMap
+from ...ir import Node
+from ...loopir import LoopNest
+from ..cnames import literal
+from ..layout import row_major_strides
+from .common import Context, Kernel, nest_kernel
+
+
+def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
+    graph = ctx.graph
+    out_shape = graph.shape(layer.output)
+    prefix = ctx.names.take(node.name)
+    fn = ctx.names.take(f"k_{prefix}")
+    sources = [b for b in nest.buffers if b.memory == "activation" and b.name != "y"]
+    y_pixels = nest.buffer("y").shape[1]
+    lines = [f"int o{a} = e / {s} % {n};" if s > 1 else f"int o{a} = e % {n};"
+             for a, (s, n) in enumerate(zip(row_major_strides(out_shape), out_shape)) if n > 1]
+    coord = {a: f"o{a}" if n > 1 else "0" for a, n in enumerate(out_shape)}
+    if node.op == "Transpose":
+        in_shape = graph.shape(layer.inputs[0])
+        strides = row_major_strides(in_shape)
+        terms = [(coord[a], strides[p]) for a, p in enumerate(node.attrs.perm)]
+        lines.append(f"{_store(y_pixels)}{_load(sources[0], _sum(terms))};")
+    elif node.op == "Pad":
+        if node.attrs.mode != "constant":
+            raise UnsupportedModelError(f"{node.name}: Pad mode {node.attrs.mode!r}; the HLS kernels support "
+                                        "constant padding (a Pad before a Conv folds into it)")
+        in_shape = graph.shape(layer.inputs[0])
+        begins = node.attrs.pads[: len(in_shape)]
+        inside = [f"{coord[a]} >= {b} && {coord[a]} < {b + n}" for a, (b, n) in enumerate(zip(begins, in_shape))
+                  if out_shape[a] != n]
+        terms = [(f"({coord[a]} - {b})" if b else coord[a], s)
+                 for a, (b, s) in enumerate(zip(begins, row_major_strides(in_shape)))]
+        lines += [f"{_store(y_pixels)}{literal(int(node.attrs.value))};",
+                  f"if ({' && '.join(inside) or 'true'}) {{", f"    {_store(y_pixels)}{_load(sources[0], _sum(terms))};", "}"]
+    elif node.op == "Concat":
+        axis, offset = node.attrs.axis, 0
+        for b, t in zip(sources, layer.inputs):
+            shape = graph.shape(t)
+            terms = [(f"({coord[a]} - {offset})" if a == axis and offset else coord[a], s)
+                     for a, s in enumerate(row_major_strides(shape))]
+            lines += [f"if ({coord[axis]} >= {offset} && {coord[axis]} < {offset + shape[axis]}) {{",
+                      f"    {_store(y_pixels)}{_load(b, _sum(terms))};", "}"]
+            offset += shape[axis]
+    else:
+        raise UnsupportedModelError(f"{node.name}: no copy kernel for {node.op}")
+    h = {"copy_fn": ctx.helper(fn, "copy"), "y_t": ctx.types[layer.output], "out_shape": list(out_shape),
+         "y_dims": list(nest.buffer("y").shape), "lines": lines,
+         "sources": [{"name": b.name, "t": ctx.types[t], "dims": list(b.shape)} for b, t in zip(sources, layer.inputs)]}
+    call = lambda s, c_, c: f"{h['copy_fn']}({c.name(s.target.buffer)}, {', '.join(c.arg(a) for a in c_.args)})"  # noqa: E731
+    return nest_kernel(ctx, node, layer, nest, fn, "copy", h, {node.op.lower(): call}, {}, {}, [])
+
+
+def _sum(terms: list[tuple[str, int]]) -> str:
+    parts = [v if s == 1 else f"{v} * {s}" for v, s in terms if v != "0"]
+    return " + ".join(parts) or "0"
+
+
+def _store(pixels: int) -> str:
+    return f"y[e / {pixels}][e % {pixels}] = " if pixels > 1 else "y[e][0] = "
+
+
+def _load(buffer, flat: str) -> str:
+    pixels = buffer.shape[1]
+    return f"{buffer.name}[({flat}) / {pixels}][({flat}) % {pixels}]" if pixels > 1 else f"{buffer.name}[{flat}][0]"

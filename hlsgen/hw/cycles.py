@@ -1,0 +1,62 @@
+"""The cycle formulas of docs/hardware.md, exactly; nothing else in hlsgen counts cycles.
+
+Array layers: weight-stationary (the contract) and output-stationary (its own section of the doc).
+Vector-unit layers: one formula per op family. Every function takes plain integers so that tests can
+check it against the document by hand.
+"""
+from __future__ import annotations
+
+import math
+
+REQUANT_LATENCY = 3  # multiply, round-shift, saturate
+LAYER_OVERHEAD = 4  # the sequencer configures the layer
+VECTOR_LATENCY = 3
+
+
+def spatial_tiles(pixels: int, count: int) -> list[int]:
+    """`count` spatial tiles of ceil(pixels / count) pixels each, the last one smaller (none empty)."""
+    size = math.ceil(pixels / count)
+    tiles = [min(size, pixels - i * size) for i in range(count)]
+    if tiles[-1] <= 0:
+        raise ValueError(f"{count} tiles of {size} overshoot {pixels} pixels")
+    return tiles
+
+
+def weight_stationary_cycles(rows: int, cols: int, groups: int, row_tiles: int, col_tiles: int,
+                             tile_pixels: list[int]) -> int:
+    """R (first weight load) + Σ over (group, spatial, column, row) tiles of max(P_t, R)
+    + (R + C - 1) drain + REQUANT_LATENCY + LAYER_OVERHEAD."""
+    stream = groups * col_tiles * row_tiles * sum(max(p, rows) for p in tile_pixels)
+    return rows + stream + (rows + cols - 1) + REQUANT_LATENCY + LAYER_OVERHEAD
+
+
+def output_stationary_cycles(rows: int, cols: int, groups: int, reduction: int, pixels: int, col_tiles: int) -> int:
+    """Σ over (group, pixel tile, column tile) of max(Kr, R) + (R + C - 1) skew + R drain
+    + REQUANT_LATENCY + LAYER_OVERHEAD; pixel tiles are ceil(P / R) tiles of R pixels."""
+    pixel_tiles = math.ceil(pixels / rows)
+    stream = groups * pixel_tiles * col_tiles * max(reduction, rows)
+    return stream + (rows + cols - 1) + rows + REQUANT_LATENCY + LAYER_OVERHEAD
+
+
+def vector_cycles(passes: int, positions: int) -> int:
+    """MaxPool / average pool (positions = output pixels), global pools (input pixels), QAdd, QRequant,
+    QLut (pixels; 1 for Dense-shaped tensors): L * positions + VECTOR_LATENCY + LAYER_OVERHEAD."""
+    return passes * positions + VECTOR_LATENCY + LAYER_OVERHEAD
+
+
+def copy_cycles(output_elements: int, lanes: int) -> int:
+    """Concat, Transpose, standalone Pad: ceil(output elements / C) + VECTOR_LATENCY + LAYER_OVERHEAD."""
+    return math.ceil(output_elements / lanes) + VECTOR_LATENCY + LAYER_OVERHEAD
+
+
+def inference_cycles(input_elements: int, layer_cycles: list[int], output_elements: int) -> int:
+    """AXI-Stream in (one element per beat) + Σ layers + AXI-Stream out."""
+    return input_elements + sum(layer_cycles) + output_elements
+
+
+def ideal_cycles(macs: int, rows: int, cols: int) -> int:
+    return math.ceil(macs / (rows * cols))
+
+
+def utilization(macs: int, cycles: int, rows: int, cols: int) -> float:
+    return macs / (cycles * rows * cols) if cycles else 0.0

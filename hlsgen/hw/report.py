@@ -1,0 +1,81 @@
+"""OUT/report.json (the performance model's output; keys are stable, docs/mapping.md lists them) and a
+plain-text per-layer table for the CLI and bench/mapping.py."""
+from __future__ import annotations
+
+from .cycles import ideal_cycles, utilization
+from .mapping import Mapping
+from .resources import bram_blocks
+
+SCHEMA = 1
+
+
+def _round(x: float) -> float:
+    return round(x, 4)
+
+
+def report_json(mapping: Mapping) -> dict:
+    t = mapping.target
+    rows, cols = t.array.rows, t.array.cols
+    layers = []
+    for layer in mapping.layers:
+        layers.append({
+            "name": layer.name, "op": layer.op, "unit": layer.unit, "kind": layer.kind,
+            "inputs": list(layer.inputs), "output": layer.output,
+            "input_shape": list(layer.input_shape), "output_shape": list(layer.output_shape),
+            "tiles": layer.tiles.to_json(rows) if hasattr(layer.tiles, "work") else
+                     (layer.tiles.to_json() if layer.tiles else {}),
+            "macs": layer.macs, "cycles": layer.cycles, "ideal_cycles": ideal_cycles(layer.macs, rows, cols),
+            "utilization": _round(utilization(layer.macs, layer.cycles, rows, cols)),
+            "buffers": {b.name: b.to_json() for b in layer.buffers},
+            "weight_bytes": layer.weight_bytes,
+        })
+    peak = max(mapping.layers, key=lambda layer: layer.buffers[0].used, default=None)
+    total = {
+        "macs": mapping.macs, "cycles": mapping.cycles, "ideal_cycles": mapping.ideal_cycles,
+        "utilization": _round(mapping.utilization),
+        "layer_cycles": sum(layer.cycles for layer in mapping.layers),
+        "array_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "systolic_array"),
+        "vector_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "vector_unit"),
+        "io_cycles": {"input": mapping.input_elements, "output": mapping.output_elements},
+        "latency_us": _round(mapping.cycles / t.clock_mhz),
+        "inferences_per_s": _round(t.clock_mhz * 1e6 / mapping.cycles) if mapping.cycles else 0.0,
+        "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
+        "peak_activation_bytes": peak.buffers[0].used if peak else 0,
+        "peak_activation_layer": peak.name if peak else None,
+        "resources": dict(mapping.resources), "bram_18k_by_memory": bram_blocks(t),
+        "fit": mapping.fit,
+    }
+    target = {"name": t.name, "rows": rows, "cols": cols, "dataflow": t.array.dataflow, "clock_mhz": t.clock_mhz,
+              "part": t.device.part}
+    return {"schema": SCHEMA, "model": mapping.graph_name, "target": target, "layers": layers, "total": total}
+
+
+def format_table(mapping: Mapping, only_array: bool = False) -> str:
+    """One line per layer: unit, tiles, MACs, cycles, utilization; then the totals."""
+    t = mapping.target
+    rows, cols = t.array.rows, t.array.cols
+    lines = [f"{'layer':<20} {'op':<13} {'unit':<7} {'tiles (Tr x Tc x Ts | passes)':<30} {'MACs':>11} "
+             f"{'cycles':>9} {'util':>6}"]
+    for layer in mapping.layers:
+        if only_array and layer.unit != "systolic_array":
+            continue
+        tiles = layer.tiles
+        if hasattr(tiles, "work"):
+            shape = f"{tiles.row_tiles} x {tiles.col_tiles} x {tiles.spatial_tiles} (P_t {tiles.spatial_tile})"
+            if tiles.work.groups > 1:
+                shape += f" x {tiles.work.groups} groups"
+        elif tiles is not None:
+            shape = f"{tiles.passes} pass(es) x {tiles.positions}"
+        else:
+            shape = "-"
+        unit = {"systolic_array": "array", "vector_unit": "vector"}.get(layer.unit, "-")
+        op = layer.op + ("/dw" if layer.kind == "depthwise" else "")
+        util = utilization(layer.macs, layer.cycles, rows, cols)
+        lines.append(f"{layer.name[:20]:<20} {op:<13} {unit:<7} {shape:<30} {layer.macs:>11,} {layer.cycles:>9,} "
+                     f"{util:>6.1%}")
+    lines.append(f"{'total (+ ' + str(mapping.input_elements + mapping.output_elements) + ' I/O beats)':<73}"
+                 f"{mapping.macs:>11,} {mapping.cycles:>9,} {mapping.utilization:>6.1%}")
+    lines.append(f"ideal {mapping.ideal_cycles:,} cycles; {mapping.cycles / t.clock_mhz:,.1f} us at {t.clock_mhz:g} MHz "
+                 f"({t.clock_mhz * 1e6 / mapping.cycles:,.0f} inferences/s)"
+                 if mapping.cycles else "no cycles")
+    return "\n".join(lines)

@@ -1,0 +1,120 @@
+"""Tiles of one systolic-array layer, and the per-layer search that chooses them.
+
+Tile sizes: output channels per column tile (<= C), reduction lanes per row tile (input channels x
+kernel positions, <= R) and pixels per spatial tile (<= D, the accumulator depth per column). The
+search enumerates them, keeps those that fit the accumulator, and scores each with the exact cycle
+formula of docs/hardware.md (ties: fewest tiles, i.e. fewest weight reloads, then largest tiles). Under
+that formula full array tiles and the fewest spatial tiles are optimal, so the search returns the
+document's tiling; tests check both that and that the search takes well under a millisecond per layer.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .cycles import output_stationary_cycles, spatial_tiles, weight_stationary_cycles
+from .target import Target
+
+ACC_BYTES = 4  # 32-bit partial sums in the accumulator buffer
+EXTRA_SPATIAL_CANDIDATES = 8  # spatial tile counts tried beyond the fewest that fit
+
+
+@dataclass(frozen=True)
+class ArrayWork:
+    """What an array layer computes, independent of the target."""
+
+    groups: int  # groups run one after another (1 in depthwise mode: groups fold into columns)
+    reduction: int  # Kr = C_in/group * kh * kw (kh * kw in depthwise mode; K for Dense)
+    out_channels: int  # M per group (every channel in depthwise mode)
+    pixels: int  # P = N * H_out * W_out (N for Dense)
+    depthwise: bool = False
+
+    @property
+    def macs(self) -> int:
+        return self.groups * self.reduction * self.out_channels * self.pixels
+
+
+@dataclass(frozen=True)
+class ArrayTiles:
+    work: ArrayWork
+    dataflow: str
+    row_tile: int  # reduction lanes per row tile (weight-stationary), or the whole reduction (output-stationary)
+    col_tile: int  # output channels per column tile
+    spatial_tile: int  # pixels per spatial tile (output-stationary: R, one pixel per PE row)
+
+    @property
+    def row_tiles(self) -> int:
+        return math.ceil(self.work.reduction / self.row_tile)
+
+    @property
+    def col_tiles(self) -> int:
+        return math.ceil(self.work.out_channels / self.col_tile)
+
+    @property
+    def spatial_tiles(self) -> int:
+        return math.ceil(self.work.pixels / self.spatial_tile)
+
+    def tile_pixels(self) -> list[int]:
+        return spatial_tiles(self.work.pixels, self.spatial_tiles)
+
+    def cycles(self, rows: int, cols: int) -> int:
+        w = self.work
+        if self.dataflow == "output_stationary":
+            return output_stationary_cycles(rows, cols, w.groups, w.reduction, w.pixels, self.col_tiles)
+        return weight_stationary_cycles(rows, cols, w.groups, self.row_tiles, self.col_tiles, self.tile_pixels())
+
+    def load_hidden(self, rows: int) -> bool:
+        """Double buffering hides the reloads: weight-stationary shadow weights load (R cycles) while a
+        spatial tile of >= R pixels streams; output-stationary shadow results drain (R cycles) while a
+        reduction of >= R steps streams."""
+        if self.dataflow == "output_stationary":
+            return self.work.reduction >= rows
+        return min(self.tile_pixels()) >= rows
+
+    def to_json(self, rows: int) -> dict:
+        return {
+            "groups": self.work.groups, "reduction": self.work.reduction,
+            "out_channels": self.work.out_channels, "pixels": self.work.pixels,
+            "row_tile": self.row_tile, "col_tile": self.col_tile, "spatial_tile": self.spatial_tile,
+            "row_tiles": self.row_tiles, "col_tiles": self.col_tiles, "spatial_tiles": self.spatial_tiles,
+            "double_buffered": "weights" if self.dataflow == "weight_stationary" else "results",
+            "load_hidden": self.load_hidden(rows),
+        }
+
+
+def accumulator_depth(target: Target) -> int:
+    """D = accumulator bytes / (4 * C): pixels per column, the bound on a spatial tile."""
+    return target.buffers.accumulator.bytes // (ACC_BYTES * target.array.cols)
+
+
+def _candidates(size: int, limit: int) -> list[int]:
+    """The full tile (size capped by the array), then halvings of the array dimension."""
+    out, t = [min(size, limit)], limit // 2
+    while t >= 1:
+        if t < size:
+            out.append(t)
+        t //= 2
+    return out
+
+
+def search_tiles(work: ArrayWork, target: Target) -> ArrayTiles:
+    """The tiling with the fewest cycles that fits; None if no spatial tile fits the accumulator."""
+    rows, cols, dataflow = target.array.rows, target.array.cols, target.array.dataflow
+    if dataflow == "output_stationary":  # partial sums stay in the PEs: the only tiles are the array itself
+        return ArrayTiles(work, dataflow, work.reduction, min(work.out_channels, cols), rows)
+    depth = accumulator_depth(target)
+    if depth < 1:
+        return None
+    fewest = math.ceil(work.pixels / depth)
+    best_key = None
+    for count in range(fewest, min(work.pixels, fewest + EXTRA_SPATIAL_CANDIDATES) + 1):
+        size = math.ceil(work.pixels / count)
+        if size > depth or (count - 1) * size >= work.pixels:
+            continue
+        stream = sum(max(p, rows) for p in spatial_tiles(work.pixels, count))  # per (group, column, row) tile
+        for row_tile in _candidates(work.reduction, rows):
+            for col_tile in _candidates(work.out_channels, cols):
+                tiles = math.ceil(work.reduction / row_tile) * math.ceil(work.out_channels / col_tile)
+                key = (work.groups * tiles * stream, count * tiles, -row_tile, -col_tile, size)
+                best_key = key if best_key is None or key < best_key else best_key
+    return ArrayTiles(work, dataflow, -best_key[2], -best_key[3], best_key[4])

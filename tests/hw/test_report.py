@@ -1,0 +1,79 @@
+"""`hlsgen build` runs the map step: OUT/report.json (stable keys), OUT/loop_ir.txt with --dump-ir, and
+a layer that does not fit ends the build with one line, exit 2, nothing written."""
+import json
+
+import pytest
+import yaml
+
+from hlsgen.cli import main
+from hlsgen.hw import builtin_targets
+from tests.cli.test_errors import assert_one_line_error, run_cli
+from tests.hw.models import DIGITS, ROOT
+
+CALIB = str(ROOT / "examples" / "digits" / "calib.npz")
+LAYER_KEYS = {"name", "op", "unit", "kind", "tiles", "macs", "cycles", "ideal_cycles", "utilization", "buffers",
+              "input_shape", "output_shape"}
+TOTAL_KEYS = {"macs", "cycles", "ideal_cycles", "utilization", "resources", "fit", "io_cycles", "layer_cycles"}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory):
+    out = tmp_path_factory.mktemp("b") / "digits"
+    assert main(["build", str(DIGITS), "--calib", CALIB, "-o", str(out), "-q", "--dump-ir"]) == 0
+    return out
+
+
+def test_report_json(built):
+    report = json.loads((built / "report.json").read_text())
+    assert report["schema"] == 1 and report["target"]["name"] == "systolic16x16"
+    assert [layer["name"] for layer in report["layers"]] == ["conv1", "pool1", "conv2", "pool2", "fc1", "fc2"]
+    for layer in report["layers"]:
+        assert LAYER_KEYS <= set(layer)
+        assert isinstance(layer["cycles"], int) and 0 <= layer["utilization"] <= 1
+    conv2 = report["layers"][2]
+    assert conv2["unit"] == "systolic_array" and conv2["cycles"] == 1206 and conv2["macs"] == 294912
+    assert conv2["tiles"]["row_tiles"] == 9 and conv2["tiles"]["col_tiles"] == 2
+    assert report["layers"][1]["unit"] == "vector_unit"
+    total = report["total"]
+    assert TOTAL_KEYS <= set(total)
+    assert total["cycles"] == 256 + sum(layer["cycles"] for layer in report["layers"]) + 10
+    assert total["macs"] == sum(layer["macs"] for layer in report["layers"])
+    assert total["utilization"] == round(total["macs"] / (total["cycles"] * 256), 4)
+    assert total["fit"]["ok"] and set(total["resources"]) == {"dsp", "lut", "ff", "bram_18k"}
+
+
+def test_loop_ir_dump(built):
+    text = (built / "loop_ir.txt").read_text()
+    for name in ("conv1", "pool1", "conv2", "pool2", "fc1", "fc2"):
+        assert f"\nnest {name}: " in text
+    assert text.count("legality: ok") == 6
+
+
+def test_no_dump_without_the_flag(tmp_path):
+    out = tmp_path / "o"
+    assert main(["build", str(DIGITS), "--calib", CALIB, "-o", str(out), "-q"]) == 0
+    assert (out / "report.json").is_file() and not (out / "loop_ir.txt").exists()
+
+
+def test_output_stationary_target_builds(tmp_path):
+    data = yaml.safe_load(builtin_targets()["systolic16x16"].read_text())
+    data["array"]["dataflow"] = "output_stationary"
+    target = tmp_path / "os16.yaml"
+    target.write_text(yaml.safe_dump(data))
+    out = tmp_path / "o"
+    assert main(["build", str(DIGITS), "--calib", CALIB, "-o", str(out), "-q", "--target", str(target)]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["target"]["dataflow"] == "output_stationary"
+    assert report["layers"][2]["cycles"] == 8 * 144 + 31 + 16 + 7
+
+
+def test_a_layer_that_does_not_fit_stops_the_build(tmp_path, capsys):
+    data = yaml.safe_load(builtin_targets()["systolic16x16"].read_text())
+    data["buffers"]["weight"]["kib"] = 16
+    target = tmp_path / "small.yaml"
+    target.write_text(yaml.safe_dump(data))
+    out = tmp_path / "o"
+    code, _, err = run_cli(capsys, "build", str(DIGITS), "--calib", CALIB, "-o", str(out), "--target", str(target), "-q")
+    assert code == 2
+    assert_one_line_error(err, "layer 'fc1' (QDense)", "weight memory (buffers.weight = 16 KiB)")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["small.yaml"]  # no OUT, no temporary folder
