@@ -23,6 +23,7 @@ from .quant import BitConfig, QuantizedModel, quantize
 from .quant.calibrate import collect_stats
 from .quant.prequant import absorb_quantization
 from .quant.report import quality, quant_json
+from .report_page import write_report_page
 
 FALLBACK_SAMPLES = 32
 VERIFY_SAMPLES = 16
@@ -175,13 +176,20 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         int_inputs = quantized.quantize_inputs(sample)
         write_npz(tmp / "verify" / "inputs.npz", sample)
         write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
-        write_npz(tmp / "verify" / "int_outputs.npz", quantized.run_int(int_inputs))
+        int_outputs = quantized.run_int(int_inputs)
+        write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
+        from .hls import write_hls
+
+        # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
+        write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
+                  int_inputs, int_outputs, mapping)
         from .quant.qdq_export import export_qdq
 
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
         manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
                     "inputs": quantized.graph.inputs, "outputs": graph.outputs}
         (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
+        write_report_page(tmp)
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)

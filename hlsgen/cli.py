@@ -142,6 +142,34 @@ def _stepper(console: Console):
 
 
 @cli.command()
+@click.argument("out", metavar="BUILD", type=click.Path(file_okay=False))
+def report(out: str) -> None:
+    """Regenerate BUILD/report.html from the build folder and print a text summary."""
+    from .report_page import summarize, write_report_page
+
+    path = write_report_page(Path(out))
+    out_console.print(summarize(Path(out)))
+    out_console.print(f"wrote {path}")
+
+
+@cli.command()
+@click.argument("out", metavar="BUILD", type=click.Path(file_okay=False))
+@click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False), default=None,
+              help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
+@click.option("--portable", is_flag=True,
+              help="Compile against hlsgen's portable ap_int headers even when vendor headers are installed "
+                   "(also: HLSGEN_CSIM_PORTABLE=1).")
+def csim(out: str, inputs_path: str | None, portable: bool) -> None:
+    """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference."""
+    from .hls.verify import csim_build
+
+    result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable)
+    out_console.print(f"csim: bit-exact: {result.compared:,} output integers of {result.samples:,} sample(s) equal "
+                      f"the integer reference ({result.headers.description}; compile {result.compile_seconds:.1f} s, "
+                      f"run {result.run_seconds:.2f} s)")
+
+
+@cli.command()
 def targets() -> None:
     """List the built-in hardware targets and their parameters."""
     from .hw import builtin_targets, load_target

@@ -33,9 +33,8 @@ def page_context(out: Path) -> dict:
     layers = report["layers"] if report else []
     qlayers = {layer["name"]: layer for layer in quant["layers"]}
     tensors = quant["tensors"]
-    by_output = {n["outputs"][0]: n for n in graph["nodes"]}
 
-    def bits(name: str, layer: dict) -> tuple[str, str, str]:
+    def bits(name: str) -> tuple[str, str, str]:
         node = next((n for n in graph["nodes"] if n["name"] == name), None)
         w = qlayers.get(name, {}).get("weight_bits")
         a_in = tensors.get(node["inputs"][0], {}).get("bits") if node else None
@@ -46,7 +45,7 @@ def page_context(out: Path) -> dict:
                "RTL cycles", "utilization"]
     rows = []
     for layer in layers:
-        w, a_in, a_out = bits(layer["name"], layer)
+        w, a_in, a_out = bits(layer["name"])
         rtl = layer.get("cycles_rtl")
         util = layer.get("utilization_rtl", layer["utilization"])
         rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
@@ -69,7 +68,7 @@ def page_context(out: Path) -> dict:
                                     {"used": [u for u, _ in occupancy.values()]}, percent=True, limit=1.0))
         if report and report["total"].get("resources"):
             charts.append(_resource_chart(report))
-    weighted = [layer for layer in quant["layers"]]
+    weighted = quant["layers"]
     if weighted:
         charts.append(bar_chart("Bit widths", [layer["name"] for layer in weighted], {
             "weights": [layer["weight_bits"] or 0 for layer in weighted],
@@ -80,7 +79,7 @@ def page_context(out: Path) -> dict:
     edges = [(produced[t], n["name"]) for n in graph["nodes"] for t in n["inputs"] if t in produced]
     return {
         "model": graph["name"], "target": build["target"], "version": __version__,
-        "summary": text_summary(out, build, quant, report),
+        "summary": text_summary(build, quant, report),
         "verification": _verification(report),
         "quality": _quality(quant["quality"]),
         "graph_svg": Markup(graph_drawing(node_labels, edges)),
@@ -146,8 +145,8 @@ def _quality(measured: dict) -> list[tuple[str, str]]:
     return rows
 
 
-def text_summary(out: Path, build: dict, quant: dict, report: dict | None) -> str:
-    parts = [f"{out.name}: {build['model']} for {build['target']} at --bits {build['bits']}"]
+def text_summary(build: dict, quant: dict, report: dict | None) -> str:
+    parts = [f"{Path(build['model']).name} for {build['target']} at --bits {build['bits']}"]
     quality = quant["quality"]
     if "int_accuracy" in quality:
         parts.append(f"top-1 float {quality['float_accuracy']:.2%} -> integer {quality['int_accuracy']:.2%}")
@@ -165,3 +164,12 @@ def write_report_page(out: Path) -> Path:
     path = Path(out) / "report.html"
     path.write_text(html)
     return path
+
+
+def summarize(out: Path) -> str:
+    """The one-paragraph text summary `hlsgen report` prints."""
+    out = Path(out)
+    build, quant = _read(out, "build.json"), _read(out, "quant.json")
+    if build is None or quant is None:
+        raise InputError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
+    return text_summary(build, quant, _read(out, "report.json"))

@@ -26,7 +26,7 @@ module hg_accumulator #(
     wire [C*P_W-1:0] stored;
     reg [C*P_W-1:0] sum;
 
-    hg_ram #(.W(C * P_W), .DEPTH(DEPTH)) mem (
+    hg_ram #(.W(C * P_W), .DEPTH(DEPTH)) sums (
         .clk(clk), .we(keep2), .waddr(addr2), .wdata(s_data),
         .re(p_valid), .raddr(p_addr), .rdata(stored));
 

@@ -1,0 +1,295 @@
+// Runs one Conv or Dense layer on the systolic array (docs/hardware.md, "The systolic array").
+//
+// Loop order: for spatial tile, for column tile, for row tile: stream the tile's pixels, one window
+// vector per cycle. A tile occupies max(P_t, R) cycles: while it streams, the next tile's weights load
+// into the other weight bank (R cycles, one row per cycle), and its taps load from the tap table.
+// The first tile's weights load first (R cycles). Dot products leave the array into the accumulator;
+// the last row tile's sums go through the requantizer to the writer, with their pixel and channel
+// block. Every stage is a fixed pipeline: nothing ever stalls.
+`default_nettype none
+module hg_array_engine #(
+    parameter integer R = 4,
+    parameter integer C = 4,
+    parameter integer W_W = 8,
+    parameter integer P_W = 32,
+    parameter integer D_W = 8,
+    parameter integer Z_W = 10,
+    parameter integer DIM_W = 8,
+    parameter integer ADDR_W = 12,
+    parameter integer OFF_W = 18,
+    parameter integer CNT_W = 10,
+    parameter integer PIX_W = 10,
+    parameter integer ACC_DEPTH = 512,
+    parameter integer WROM_DEPTH = 64,
+    parameter WROM_INIT = "",
+    parameter integer TAP_DEPTH = 8,
+    parameter TAP_INIT = "",
+    parameter integer PAR_DEPTH = 8,
+    parameter PAR_INIT = "",
+    // derived
+    parameter integer A_W = D_W + 1,
+    parameter integer TAP_W = 1 + 2 * DIM_W + ADDR_W,
+    parameter integer PAR_W = P_W + 38,
+    parameter integer WROM_AW = (WROM_DEPTH > 1) ? $clog2(WROM_DEPTH) : 1,
+    parameter integer TAP_AW = (TAP_DEPTH > 1) ? $clog2(TAP_DEPTH) : 1,
+    parameter integer PAR_AW = (PAR_DEPTH > 1) ? $clog2(PAR_DEPTH) : 1,
+    parameter integer ACC_AW = (ACC_DEPTH > 1) ? $clog2(ACC_DEPTH) : 1,
+    parameter integer ROW_W = (R > 1) ? $clog2(R) : 1,
+    parameter integer TAG_W = 3 + CNT_W + PIX_W + 4 * DIM_W + 8
+) (
+    input  wire                   clk,
+    input  wire                   rst,
+    input  wire                   start,
+    // layer configuration, stable while the layer runs
+    input  wire [ADDR_W-1:0]      cfg_in_base,
+    input  wire [DIM_W-1:0]       cfg_in_h,
+    input  wire [DIM_W-1:0]       cfg_in_w,
+    input  wire [DIM_W-1:0]       cfg_out_w,
+    input  wire [3:0]             cfg_sx,
+    input  wire [3:0]             cfg_sy,
+    input  wire signed [DIM_W:0]  cfg_x0,
+    input  wire signed [DIM_W:0]  cfg_y0,
+    input  wire signed [OFF_W-1:0] cfg_pix0,
+    input  wire [OFF_W-1:0]       cfg_row_step,
+    input  wire [3:0]             cfg_pool_kh,
+    input  wire [3:0]             cfg_pool_kw,
+    input  wire signed [Z_W-1:0]  cfg_in_zp,
+    input  wire                   cfg_in_signed,
+    input  wire [CNT_W-1:0]       cfg_tr,        // row tiles
+    input  wire [CNT_W-1:0]       cfg_tc,        // column tiles
+    input  wire [CNT_W-1:0]       cfg_ts,        // spatial tiles
+    input  wire [PIX_W-1:0]       cfg_pt,        // pixels per spatial tile
+    input  wire [PIX_W-1:0]       cfg_pt_last,   // pixels of the last spatial tile
+    input  wire [WROM_AW-1:0]     cfg_w_base,
+    input  wire [TAP_AW-1:0]      cfg_tap_base,
+    input  wire [PAR_AW-1:0]      cfg_par_base,
+    input  wire                   cfg_neg,
+    input  wire signed [Z_W-1:0]  cfg_zp,
+    input  wire signed [Z_W-1:0]  cfg_lo,
+    input  wire signed [Z_W-1:0]  cfg_hi,
+    // activation memory: lane r reads bank r (one cycle of latency)
+    output wire [R*ADDR_W-1:0]    rd_addr,
+    input  wire [R*D_W-1:0]       rd_data,
+    // results, in pixel order per channel block
+    output wire                   o_valid,
+    output wire                   o_last,
+    output wire [CNT_W-1:0]       o_cblk,
+    output wire [DIM_W-1:0]       o_oy,
+    output wire [DIM_W-1:0]       o_ox,
+    output wire [DIM_W-1:0]       o_py,
+    output wire [DIM_W-1:0]       o_px,
+    output wire [3:0]             o_pi,
+    output wire [3:0]             o_pj,
+    output wire [C*D_W-1:0]       o_data
+);
+    localparam [1:0] S_IDLE = 2'd0, S_LOAD = 2'd1, S_RUN = 2'd2;
+    localparam [31:0] R32 = R;
+    localparam [PIX_W-1:0] R_PIX = R32[PIX_W-1:0];
+    localparam [ROW_W-1:0] ROW_LAST = R32[ROW_W-1:0] - 1'b1;
+
+    // ---- tile schedule ------------------------------------------------------------------------
+    reg [1:0]       state;
+    reg [PIX_W-1:0] tcnt;
+    reg [CNT_W-1:0] rt, ct, st;
+    reg [WROM_AW-1:0] wt;   // first weight-memory row of the current tile
+    reg             bank;
+
+    wire last_rt = rt == cfg_tr - 1'b1;
+    wire last_ct = ct == cfg_tc - 1'b1;
+    wire last_st = st == cfg_ts - 1'b1;
+    wire last_tile = last_rt && last_ct && last_st;
+    wire [PIX_W-1:0] p_t = last_st ? cfg_pt_last : cfg_pt;
+    wire [PIX_W-1:0] period = (p_t > R_PIX) ? p_t : R_PIX;
+    wire period_end = tcnt == period - 1'b1;
+    wire running = state == S_RUN;
+    wire issue = running && tcnt < p_t;
+    wire next_new_spatial = last_rt && last_ct;
+    wire [CNT_W-1:0] n_rt = last_rt ? {CNT_W{1'b0}} : rt + 1'b1;
+    wire [WROM_AW-1:0] n_wt = next_new_spatial ? cfg_w_base : wt + R32[WROM_AW-1:0];
+    wire boot = state == S_IDLE && start;
+    wire advance = running && period_end && !last_tile;
+    // the next tile's weights and taps load at the start of every period but the last one
+    wire prefetch = running && tcnt == {PIX_W{1'b0}} && !last_tile;
+
+    always @(posedge clk) begin
+        if (rst) begin
+            state <= S_IDLE;
+        end else begin
+            case (state)
+                S_IDLE: if (start) begin
+                    state <= S_LOAD;
+                    tcnt <= {PIX_W{1'b0}};
+                    {rt, ct, st} <= {3*CNT_W{1'b0}};
+                    wt <= cfg_w_base;
+                    bank <= 1'b0;
+                end
+                S_LOAD: begin
+                    tcnt <= tcnt + 1'b1;
+                    if (tcnt == R_PIX - 1'b1) begin
+                        state <= S_RUN;
+                        tcnt <= {PIX_W{1'b0}};
+                    end
+                end
+                default: begin
+                    tcnt <= tcnt + 1'b1;
+                    if (period_end) begin
+                        tcnt <= {PIX_W{1'b0}};
+                        if (last_tile) begin
+                            state <= S_IDLE;
+                        end else begin
+                            rt <= n_rt;
+                            if (last_rt) ct <= last_ct ? {CNT_W{1'b0}} : ct + 1'b1;
+                            if (next_new_spatial) st <= st + 1'b1;
+                            wt <= n_wt;
+                            bank <= !bank;
+                        end
+                    end
+                end
+            endcase
+        end
+    end
+
+    // ---- weights: R rows of the next tile into the idle bank --------------------------------------
+    reg             wl_active;
+    reg [ROW_W-1:0] wl_row;
+    reg [WROM_AW-1:0] w_addr;
+    reg             wl_bank;
+    reg             w_we;
+    reg [ROW_W-1:0] w_row;
+    reg             w_bank;
+    wire [C*W_W-1:0] w_data;
+
+    always @(posedge clk) begin
+        if (rst) begin
+            wl_active <= 1'b0;
+            w_we <= 1'b0;
+        end else begin
+            if (boot || prefetch) begin
+                wl_active <= 1'b1;
+                wl_row <= {ROW_W{1'b0}};
+                w_addr <= boot ? cfg_w_base : n_wt;
+                wl_bank <= boot ? 1'b0 : !bank;
+            end else if (wl_active) begin
+                wl_row <= wl_row + 1'b1;
+                w_addr <= w_addr + 1'b1;
+                if (wl_row == ROW_LAST) wl_active <= 1'b0;
+            end
+            w_we <= wl_active;
+            w_row <= wl_row;
+            w_bank <= wl_bank;
+        end
+    end
+
+    hg_rom #(.W(C * W_W), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
+        .clk(clk), .addr(w_addr), .data(w_data));
+
+    // ---- taps of the current row tile ------------------------------------------------------------
+    reg  [R*TAP_W-1:0] taps;
+    wire [R*TAP_W-1:0] tap_word;
+    reg                tap_pending;
+    reg  [R*TAP_W-1:0] taps_next;
+    wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (boot ? {TAP_AW{1'b0}} : n_rt[TAP_AW-1:0]);
+
+    hg_rom #(.W(R * TAP_W), .DEPTH(TAP_DEPTH), .INIT(TAP_INIT)) tap_table (
+        .clk(clk), .addr(tap_addr), .data(tap_word));
+
+    always @(posedge clk) begin
+        tap_pending <= boot || prefetch;
+        if (tap_pending) taps_next <= tap_word;
+        if ((state == S_LOAD && tcnt == R_PIX - 1'b1) || advance) taps <= taps_next;
+    end
+
+    // ---- window vectors ----------------------------------------------------------------------------
+    wire [R-1:0] in_bounds;
+    wire [DIM_W-1:0] oy, ox, py, px;
+    wire [3:0] pi, pj;
+
+    hg_line_buffer #(.R(R), .DIM_W(DIM_W), .ADDR_W(ADDR_W), .OFF_W(OFF_W)) window (
+        .clk(clk), .init(boot), .step(issue), .save(advance && next_new_spatial),
+        .restore(advance && !next_new_spatial),
+        .base(cfg_in_base), .in_h(cfg_in_h), .in_w(cfg_in_w), .out_w(cfg_out_w), .sx(cfg_sx), .sy(cfg_sy),
+        .x0_first(cfg_x0), .y0_first(cfg_y0), .pix_first(cfg_pix0), .row_step(cfg_row_step),
+        .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw), .taps(taps),
+        .addr(rd_addr), .in_bounds(in_bounds), .oy(oy), .ox(ox), .py(py), .px(px), .pi(pi), .pj(pj));
+
+    wire layer_last = last_tile && tcnt == p_t - 1'b1;
+    wire [TAG_W-1:0] issue_tag = {layer_last, last_rt, rt == {CNT_W{1'b0}}, ct, tcnt, oy, ox, py, px, pi, pj};
+
+    // stage 1: the banks answer; stage 2: centred values (x - zero point, 0 outside the image)
+    reg             v1, v2, bank1, bank2;
+    wire [Z_W-1:0]  unused_zp = cfg_in_zp;
+    reg [R-1:0]     in1;
+    reg [TAG_W-1:0] tag1, tag2;
+    reg [R*A_W-1:0] a2;
+    integer r;
+    always @(posedge clk) begin
+        v1 <= issue && !rst;
+        bank1 <= bank;
+        in1 <= in_bounds;
+        tag1 <= issue_tag;
+        v2 <= v1 && !rst;
+        bank2 <= bank1;
+        tag2 <= tag1;
+        for (r = 0; r < R; r = r + 1)
+            a2[r*A_W +: A_W] <= in1[r]
+                ? {cfg_in_signed & rd_data[r*D_W + D_W - 1], rd_data[r*D_W +: D_W]} - cfg_in_zp[A_W-1:0]
+                : {A_W{1'b0}};
+    end
+
+    // ---- array, accumulator, requantizer ------------------------------------------------------------
+    wire             p_valid;
+    wire [TAG_W-1:0] p_tag;
+    wire [C*P_W-1:0] p_data;
+
+    hg_systolic_array #(.R(R), .C(C), .A_W(A_W), .W_W(W_W), .P_W(P_W), .TAG_W(TAG_W)) array (
+        .clk(clk), .w_we(w_we), .w_bank(w_bank), .w_row(w_row), .w_data(w_data),
+        .a_valid(v2), .a_bank(bank2), .a_tag(tag2), .a_data(a2),
+        .p_valid(p_valid), .p_tag(p_tag), .p_data(p_data));
+
+    wire [CNT_W-1:0] p_ct = p_tag[TAG_W-4 -: CNT_W];
+    wire [PIX_W-1:0] p_pix = p_tag[TAG_W-4-CNT_W -: PIX_W];
+    wire [C*PAR_W-1:0] par;
+    hg_rom #(.W(C * PAR_W), .DEPTH(PAR_DEPTH), .INIT(PAR_INIT)) params (
+        .clk(clk), .addr(cfg_par_base + p_ct[PAR_AW-1:0]), .data(par));
+
+    wire [C*P_W-1:0] bias;
+    reg  [C*38-1:0] scale2;   // per lane {mult, mult_neg, shift}, aligned with the sums
+    genvar c;
+    generate
+        for (c = 0; c < C; c = c + 1) begin : g_par
+            assign bias[c*P_W +: P_W] = par[c*PAR_W + 38 +: P_W];
+            always @(posedge clk) scale2[c*38 +: 38] <= par[c*PAR_W +: 38];
+        end
+    endgenerate
+
+    wire             s_valid;
+    wire [C*P_W-1:0] s_data;
+    reg  [TAG_W-1:0] tag_a1, tag_a2;
+    always @(posedge clk) begin
+        tag_a1 <= p_tag;
+        tag_a2 <= tag_a1;
+    end
+
+    hg_accumulator #(.C(C), .P_W(P_W), .DEPTH(ACC_DEPTH)) accumulator (
+        .clk(clk), .p_valid(p_valid), .p_addr(p_pix[ACC_AW-1:0]), .p_first(p_tag[TAG_W-3]),
+        .p_last(p_tag[TAG_W-2]), .p_data(p_data), .bias(bias), .s_valid(s_valid), .s_data(s_data));
+
+    generate
+        for (c = 0; c < C; c = c + 1) begin : g_requant
+            hg_requant #(.P_W(P_W), .M_W(16), .Z_W(Z_W), .D_W(D_W)) requant (
+                .clk(clk), .acc(s_data[c*P_W +: P_W]), .mult(scale2[c*38 + 22 +: 16]),
+                .mult_neg(scale2[c*38 + 6 +: 16]), .use_neg(cfg_neg), .shift(scale2[c*38 +: 6]),
+                .zp(cfg_zp), .lo(cfg_lo), .hi(cfg_hi), .q(o_data[c*D_W +: D_W]));
+        end
+    endgenerate
+
+    wire [TAG_W-1:0] o_tag;
+    hg_delay #(.W(1 + TAG_W), .D(3)) align (.clk(clk), .d({s_valid && !rst, tag_a2}), .q({o_valid, o_tag}));
+    assign o_last = o_tag[TAG_W-1];
+    assign o_cblk = o_tag[TAG_W-4 -: CNT_W];
+    assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+8-1:0];
+
+    wire unused_tags = ^{o_tag[TAG_W-2 -: 2], o_tag[TAG_W-4-CNT_W -: PIX_W], p_pix[PIX_W-1:ACC_AW],
+                         p_ct[CNT_W-1:PAR_AW], p_tag[4*DIM_W+8-1:0], p_tag[TAG_W-1]};
+endmodule
+`default_nettype wire

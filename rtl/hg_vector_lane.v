@@ -1,0 +1,80 @@
+// One lane of the vector unit: y = saturate(rshift_round(va * ma + vb * mb, s) + zp, lo, hi), or
+// y = table[index] in lookup mode. Three pipeline stages either way.
+//   QAdd:          va = a - za, vb = b - zb (docs/numerics.md)
+//   QRequant:      va = x - zx, mb = 0
+//   average pool:  va = sum of (x - zx) over the window, ma = M_count, mb = 0
+//   max pool:      va = maximum, ma = 1, s = 0, zp = 0 (an identity)
+`default_nettype none
+module hg_vector_lane #(
+    parameter integer V_W = 32,   // signed operands
+    parameter integer M_W = 17,   // unsigned multipliers
+    parameter integer Z_W = 10,
+    parameter integer D_W = 8,
+    parameter integer LUT_DEPTH = 1,
+    parameter LUT_INIT = "",
+    parameter integer LUT_AW = (LUT_DEPTH > 1) ? $clog2(LUT_DEPTH) : 1
+) (
+    input  wire                  clk,
+    input  wire                  lookup,
+    input  wire [LUT_AW-1:0]     lut_addr,
+    input  wire signed [V_W-1:0] va,
+    input  wire signed [V_W-1:0] vb,
+    input  wire        [M_W-1:0] ma,
+    input  wire        [M_W-1:0] mb,
+    input  wire        [5:0]     shift,
+    input  wire signed [Z_W-1:0] zp,
+    input  wire signed [Z_W-1:0] lo,
+    input  wire signed [Z_W-1:0] hi,
+    output wire        [D_W-1:0] q
+);
+    reg  signed [63:0] total;
+    reg         [5:0]  shift_1;
+    reg  signed [63:0] scaled;
+    reg  signed [Z_W-1:0] zp_1, lo_1, hi_1, zp_2, lo_2, hi_2;
+    reg                lookup_1, lookup_2;
+    reg         [D_W-1:0] arith;
+
+    wire signed [63:0] va_w = {{(64-V_W){va[V_W-1]}}, va};
+    wire signed [63:0] vb_w = {{(64-V_W){vb[V_W-1]}}, vb};
+    wire signed [63:0] ma_w = {{(64-M_W){1'b0}}, ma};
+    wire signed [63:0] mb_w = {{(64-M_W){1'b0}}, mb};
+    wire signed [63:0] half = (shift_1 == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift_1 - 6'd1));
+    wire signed [63:0] biased = scaled + {{(64-Z_W){zp_2[Z_W-1]}}, zp_2};
+    wire signed [63:0] lo_w = {{(64-Z_W){lo_2[Z_W-1]}}, lo_2};
+    wire signed [63:0] hi_w = {{(64-Z_W){hi_2[Z_W-1]}}, hi_2};
+    wire signed [63:0] clamped = (biased < lo_w) ? lo_w : ((biased > hi_w) ? hi_w : biased);
+
+    always @(posedge clk) begin
+        total <= va_w * ma_w + vb_w * mb_w;
+        shift_1 <= shift;
+        {zp_1, lo_1, hi_1} <= {zp, lo, hi};
+        {zp_2, lo_2, hi_2} <= {zp_1, lo_1, hi_1};
+        scaled <= (total + half) >>> shift_1;
+        arith <= clamped[D_W-1:0];
+        lookup_1 <= lookup;
+        lookup_2 <= lookup_1;
+    end
+
+    // lookup: the table answers one cycle later, then waits two to stay aligned with the arithmetic
+    wire [D_W-1:0] entry;
+    reg  [D_W-1:0] entry_2, entry_3;
+    reg            lookup_3;
+    generate
+        if (LUT_DEPTH > 1) begin : g_lut
+            hg_rom #(.W(D_W), .DEPTH(LUT_DEPTH), .INIT(LUT_INIT)) table_rom (
+                .clk(clk), .addr(lut_addr), .data(entry));
+        end else begin : g_no_lut
+            assign entry = {D_W{1'b0}};
+            wire unused_lut = ^lut_addr;
+        end
+    endgenerate
+    always @(posedge clk) begin
+        entry_2 <= entry;
+        entry_3 <= entry_2;
+        lookup_3 <= lookup_2;
+    end
+    assign q = lookup_3 ? entry_3 : arith;
+
+    wire unused_clamped = ^clamped[63:D_W];
+endmodule
+`default_nettype wire
