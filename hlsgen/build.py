@@ -12,6 +12,7 @@ from typing import Callable
 
 import numpy as np
 
+from .config import apply_layer_overrides, dump_yaml, resolved_config
 from .errors import InputError
 from .frontend import read_onnx
 from .hw import Target, load_target
@@ -40,6 +41,8 @@ class BuildOptions:
     max_accuracy_drop: float | None = None
     min_sqnr_db: float | None = None
     dump_ir: bool = False  # also write OUT/loop_ir.txt
+    verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
+    layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
     def out_dir(self) -> Path:
         return self.out or Path(f"{Path(self.model).stem}_{Path(self.target).stem}")
@@ -86,6 +89,7 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
         measured_search = search.to_json()
     else:
         bits = BitConfig(bit_mode, bit_mode)
+    bits = apply_layer_overrides(bits, graph, {key: dict(values) for key, values in options.layers})
     with step("quantize"):
         quantized = quantize(graph, calib, bits, stats=stats)
         measured = quality(graph, quantized, calib, labels)
@@ -98,7 +102,7 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
         mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
         checked_nests(mapping)
     with step("write outputs"):
-        _write(out, options, target, graph, quantized, measured, calib, bits_table, mapping)
+        _write(out, options, target, graph, quantized, measured, calib, bits_table, mapping, bits)
     return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping)
 
 
@@ -155,7 +159,7 @@ def _check_out_dir(out: Path) -> None:
 
 
 def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
-           measured: dict, calib: dict, bits_table: str | None, mapping=None) -> None:
+           measured: dict, calib: dict, bits_table: str | None, mapping, bits: BitConfig) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
     try:
@@ -189,6 +193,7 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
                     "inputs": quantized.graph.inputs, "outputs": graph.outputs}
         (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
+        (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
         write_report_page(tmp)
         if out.exists():
             shutil.rmtree(out)

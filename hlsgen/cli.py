@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import time
@@ -95,19 +96,47 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               help="--bits auto budget: largest top-1 accuracy drop on the labelled calibration set (0.01 = 1 point).")
 @click.option("--min-sqnr", "min_sqnr", type=float, default=None,
               help="--bits auto budget without labels: smallest output SQNR against float, in dB.")
+@click.option("--verify", default="", help="Comma-separated checks that must be bit-exact before OUT is written: "
+                                           "csim (g++ C simulation), rtl (Verilator simulation).")
 @click.option("--dump-ir", is_flag=True, help="Also write the loop IR of every layer as text (OUT/loop_ir.txt).")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
-def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, dump_ir, quiet) -> None:
-    """Quantize MODEL.onnx for a target and write the build folder (quant.json, integer graph, QDQ model)."""
+@click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
+@click.pass_context
+def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, verify, dump_ir, config_path,
+          quiet, as_json) -> None:
+    """Quantize MODEL.onnx for a target, map it, and write the build folder (see the README)."""
     from .build import BuildOptions
     from .build import build as run_build
+    from .config import load_config
 
-    options = BuildOptions(Path(model_path), target, Path(out) if out else None, Path(calib) if calib else None,
-                           bits, max_accuracy_drop, min_sqnr, dump_ir=dump_ir)
-    console = Console(stderr=True, quiet=quiet, highlight=False, soft_wrap=True)
+    config = load_config(config_path) if config_path else {}
+
+    def option(name: str, key: str, value):
+        """The command line wins over the config file, which wins over the default."""
+        explicit = ctx.get_parameter_source(name) is not click.core.ParameterSource.DEFAULT
+        return value if explicit or key not in config else config[key]
+
+    verify_list = option("verify", "verify", [v.strip() for v in verify.split(",") if v.strip()])
+    bad = sorted(set(verify_list) - {"csim", "rtl"})
+    if bad:
+        raise click.UsageError(f"--verify takes csim and/or rtl, not {', '.join(bad)}")
+    out_path, calib_path = option("out", "output", out), option("calib", "calib", calib)
+    options = BuildOptions(
+        Path(model_path), str(option("target", "target", target)), Path(out_path) if out_path else None,
+        Path(calib_path) if calib_path else None, str(option("bits", "bits", bits)),
+        option("max_accuracy_drop", "max_accuracy_drop", max_accuracy_drop), option("min_sqnr", "min_sqnr", min_sqnr),
+        dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
+        layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
+    )
+    console = Console(stderr=True, quiet=quiet or as_json, highlight=False, soft_wrap=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         result = run_build(options, _stepper(console))
+    if as_json:
+        out_console.print_json(json.dumps(_build_summary(result)))
+        return
     for notice in result.notices:
         console.print(f"notice: {notice}")
     for warning in result.warnings:
@@ -126,6 +155,15 @@ def build(model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, dum
             out_console.print(f"performance model: {m.cycles:,} cycles per inference "
                               f"({m.cycles / result.target.clock_mhz:,.1f} us at {result.target.clock_mhz:g} MHz), "
                               f"PE utilization {m.utilization:.1%}; per layer in {result.out / 'report.json'}")
+
+
+def _build_summary(result) -> dict:
+    """What `hlsgen build --json` prints."""
+    summary = {"out": str(result.out), "target": result.target.name, "quality": result.quality,
+               "warnings": result.warnings, "notices": result.notices}
+    if result.mapping is not None:
+        summary["performance"] = {"cycles": result.mapping.cycles, "utilization": round(result.mapping.utilization, 4)}
+    return summary
 
 
 def _stepper(console: Console):
