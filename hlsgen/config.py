@@ -85,7 +85,7 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         entry["act_bits"] = bits.activations(node.outputs[0])
         layers[node.name] = entry
     config = {
-        "model": str(options.model), "target": options.target, "output": str(options.out_dir()),
+        "model": str(options.model), "target": options.target,
         "calib": None if options.calib is None else str(options.calib), "bits": options.bits,
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
         "verify": list(options.verify), "dump_ir": options.dump_ir, "layers": layers,

@@ -1,0 +1,85 @@
+"""The issue's models, C-simulated with g++ against the real Xilinx ap_types headers (from the hls4ml
+wheel) and hlsgen's portable header: every output integer must equal the integer reference's."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from hlsgen.build import load_build
+from hlsgen.cli import main
+from hlsgen.hls.csim import compile_csim, run_csim, vendor_headers
+from hlsgen.hls.emit import EXPECTED_FILE, INPUT_FILE, write_test_data
+from hlsgen.npz_io import read_npz
+from tests.hls.conftest import EXAMPLE
+
+pytestmark = pytest.mark.csim
+
+MODELS = [("residual", "8"), ("residual", "auto"), ("mobilenet", "8"), ("mobilenet", "auto"),
+          ("mnist8", "8"), ("mnist8", "auto")]
+
+
+def run_cli(capsys, *args) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+@pytest.mark.parametrize("bits", ["8", "auto"])
+def test_digits_is_bit_exact_on_all_360_test_images(models, capsys, bits):
+    code, out, err = run_cli(capsys, "csim", str(models.get("digits", bits)), "--inputs", str(EXAMPLE / "test.npz"))
+    assert code == 0, err
+    assert "bit-exact: 3,600 output integers of 360 sample(s)" in out
+    assert ("Xilinx ap_types headers" in out) == (vendor_headers() is not None)
+
+
+def test_digits_with_the_portable_header_and_the_stored_vectors(models, capsys):
+    folder = models.get("digits", "8")
+    code, out, err = run_cli(capsys, "csim", str(folder), "--portable")
+    assert code == 0, err
+    assert "bit-exact: 160 output integers of 16 sample(s)" in out and "portable" in out
+
+
+@pytest.fixture(scope="module")
+def compiled(models, tmp_path_factory):
+    """(build folder, binary, headers) per model, compiled once against the vendor headers if present."""
+    cache = {}
+
+    def get(name: str, bits: str):
+        if (name, bits) not in cache:
+            folder = models.get(name, bits)
+            binary = tmp_path_factory.mktemp("csim") / "csim"
+            headers, seconds = compile_csim(folder / "hls", binary)
+            cache[name, bits] = (folder, binary, headers, seconds)
+        return cache[name, bits]
+
+    return get
+
+
+@pytest.mark.parametrize("name, bits", MODELS)
+def test_stored_test_vectors_are_bit_exact(compiled, name, bits):
+    folder, binary, headers, seconds = compiled(name, bits)
+    hls = folder / "hls"
+    result = run_csim(binary, hls / INPUT_FILE, hls / EXPECTED_FILE, headers, seconds)
+    stored = np.load(folder / "verify" / "int_outputs.npz")
+    assert result.mismatches == 0, result.log
+    assert result.compared == sum(v.size for v in stored.values()) > 0
+
+
+@pytest.mark.parametrize("name, bits", MODELS)
+def test_further_inputs_are_bit_exact(compiled, models, tmp_path, name, bits):
+    """mnist-8: its three test sets; the generated networks: 32 held-out image-like inputs."""
+    folder, binary, headers, seconds = compiled(name, bits)
+    quantized = load_build(folder)
+    int_inputs = quantized.quantize_inputs(read_npz(models.extra(name)))
+    write_test_data(tmp_path, quantized.graph, int_inputs, quantized.run_int(int_inputs))
+    result = run_csim(binary, tmp_path / INPUT_FILE, tmp_path / EXPECTED_FILE, headers, seconds)
+    assert result.mismatches == 0, result.log
+    assert result.samples == (3 if name == "mnist8" else 32)
+
+
+@pytest.mark.parametrize("name", ["residual", "mobilenet"])
+def test_portable_header_agrees_on_the_generated_networks(models, name, tmp_path):
+    folder = models.get(name, "8")
+    headers, seconds = compile_csim(folder / "hls", tmp_path / "csim", portable=True)
+    result = run_csim(tmp_path / "csim", folder / "hls" / INPUT_FILE, folder / "hls" / EXPECTED_FILE, headers, seconds)
+    assert headers.kind == "portable" and result.mismatches == 0 and result.compared == 160
