@@ -1,4 +1,9 @@
-"""User-facing errors: each carries a one-line message and the process exit code."""
+"""User-facing errors: each carries a one-line message and the process exit code.
+
+Exit codes (the README lists them): 2 bad input (files, models, unsupported ops, data, options, budgets),
+3 the design does not fit the target, 4 a required tool is missing or failed, 5 a simulation disagrees with
+the integer reference, 70 an internal error, 130 interrupted.
+"""
 from __future__ import annotations
 
 
@@ -43,3 +48,17 @@ class BudgetError(HlsgenError):
 
 class MappingError(HlsgenError):
     """A layer does not fit the target: names the layer and the buffer, limit or resource that overflows."""
+
+    exit_code = 3
+
+
+class ToolError(HlsgenError):
+    """A tool the step needs (g++, Verilator) is missing or failed for a reason outside the design."""
+
+    exit_code = 4
+
+
+class MismatchError(HlsgenError):
+    """A simulation's output differs from the integer reference: names the first layer, image and element."""
+
+    exit_code = 5

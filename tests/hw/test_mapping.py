@@ -113,7 +113,7 @@ def _reject(graph_name, fragment_list, **changes):
         mapping = map_model(integer_graph(graph_name), target_with(**changes))
         checked_nests(mapping)
     message = str(exc.value)
-    assert "\n" not in message and isinstance(exc.value, HlsgenError) and exc.value.exit_code == 2
+    assert "\n" not in message and isinstance(exc.value, HlsgenError) and exc.value.exit_code == 3
     for fragment in fragment_list:
         assert fragment in message, message
     return message
