@@ -21,6 +21,7 @@ demo: install
 	$(BIN)/hlsgen run $(EXAMPLE)/digits.onnx --inputs $(EXAMPLE)/test.npz -o out/digits_float_logits.npz
 	$(BIN)/hlsgen build $(EXAMPLE)/digits.onnx --target systolic16x16 --calib $(EXAMPLE)/calib.npz -o out/digits_systolic16x16
 	$(BIN)/hlsgen run out/digits_systolic16x16 --inputs $(EXAMPLE)/test.npz -o out/digits_int_logits.npz
+	$(BIN)/hlsgen csim out/digits_systolic16x16 --inputs $(EXAMPLE)/test.npz
 
 test: install-test
 	$(BIN)/python -m pytest -q

@@ -26,6 +26,8 @@ module hg_array_engine #(
     parameter TAP_INIT = "",
     parameter integer PAR_DEPTH = 8,
     parameter PAR_INIT = "",
+    parameter integer DW_COPIES = 0,      // depthwise window copies (0: no depthwise layer)
+    parameter integer DW_DEPTH = 1,
     // derived
     parameter integer A_W = D_W + 1,
     parameter integer TAP_W = 1 + 2 * DIM_W + ADDR_W,
@@ -67,6 +69,13 @@ module hg_array_engine #(
     input  wire signed [Z_W-1:0]  cfg_zp,
     input  wire signed [Z_W-1:0]  cfg_lo,
     input  wire signed [Z_W-1:0]  cfg_hi,
+    input  wire                   cfg_dw,        // depthwise mode
+    input  wire [ADDR_W-1:0]      cfg_dw_base,   // the input's place in the depthwise window copies
+    input  wire [ADDR_W-1:0]      cfg_in_slot,   // H * W of the input: one channel block
+    // the writer's writes into depthwise inputs
+    input  wire                   dw_wr_en,
+    input  wire [ADDR_W-1:0]      dw_wr_addr,
+    input  wire [C*D_W-1:0]       dw_wr_data,
     // activation memory: lane r reads bank r (one cycle of latency)
     output wire [R*ADDR_W-1:0]    rd_addr,
     input  wire [R*D_W-1:0]       rd_data,
@@ -91,6 +100,7 @@ module hg_array_engine #(
     reg [1:0]       state;
     reg [PIX_W-1:0] tcnt;
     reg [CNT_W-1:0] rt, ct, st;
+    reg [ADDR_W-1:0] slot_off;   // depthwise: the column tile's channel block in the input
     reg [WROM_AW-1:0] wt;   // first weight-memory row of the current tile
     reg             bank;
 
@@ -121,6 +131,7 @@ module hg_array_engine #(
                     tcnt <= {PIX_W{1'b0}};
                     {rt, ct, st} <= {3*CNT_W{1'b0}};
                     wt <= cfg_w_base;
+                    slot_off <= {ADDR_W{1'b0}};
                     bank <= 1'b0;
                 end
                 S_LOAD: begin
@@ -140,6 +151,8 @@ module hg_array_engine #(
                             rt <= n_rt;
                             if (last_rt) ct <= last_ct ? {CNT_W{1'b0}} : ct + 1'b1;
                             if (next_new_spatial) st <= st + 1'b1;
+                            if (next_new_spatial) slot_off <= {ADDR_W{1'b0}};
+                            else if (last_rt) slot_off <= slot_off + cfg_in_slot;
                             wt <= n_wt;
                             bank <= !bank;
                         end
@@ -201,16 +214,18 @@ module hg_array_engine #(
 
     // ---- window vectors ----------------------------------------------------------------------------
     wire [R-1:0] in_bounds;
+    wire [R*ADDR_W-1:0] window_addr;
+    assign rd_addr = window_addr;
     wire [DIM_W-1:0] oy, ox, py, px;
     wire [3:0] pi, pj;
 
     hg_line_buffer #(.R(R), .DIM_W(DIM_W), .ADDR_W(ADDR_W), .OFF_W(OFF_W)) window (
         .clk(clk), .init(boot), .step(issue), .save(advance && next_new_spatial),
         .restore(advance && !next_new_spatial),
-        .base(cfg_in_base), .in_h(cfg_in_h), .in_w(cfg_in_w), .out_w(cfg_out_w), .sx(cfg_sx), .sy(cfg_sy),
+        .base(cfg_dw ? cfg_dw_base + slot_off : cfg_in_base), .in_h(cfg_in_h), .in_w(cfg_in_w), .out_w(cfg_out_w), .sx(cfg_sx), .sy(cfg_sy),
         .x0_first(cfg_x0), .y0_first(cfg_y0), .pix_first(cfg_pix0), .row_step(cfg_row_step),
         .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw), .taps(taps),
-        .addr(rd_addr), .in_bounds(in_bounds), .oy(oy), .ox(ox), .py(py), .px(px), .pi(pi), .pj(pj));
+        .addr(window_addr), .in_bounds(in_bounds), .oy(oy), .ox(ox), .py(py), .px(px), .pi(pi), .pj(pj));
 
     wire layer_last = last_tile && tcnt == p_t - 1'b1;
     wire [TAG_W-1:0] issue_tag = {layer_last, last_rt, rt == {CNT_W{1'b0}}, ct, tcnt, oy, ox, py, px, pi, pj};
@@ -241,8 +256,22 @@ module hg_array_engine #(
     wire [TAG_W-1:0] p_tag;
     wire [C*P_W-1:0] p_data;
 
+    wire [R*C*A_W-1:0] dw_data;
+    generate
+        if (DW_COPIES > 0) begin : g_dw
+            hg_dw_window #(.R(R), .C(C), .D_W(D_W), .ADDR_W(ADDR_W), .COPIES(DW_COPIES), .DEPTH(DW_DEPTH),
+                           .Z_W(Z_W)) dw_window (
+                .clk(clk), .addr(window_addr), .in_bounds(in_bounds), .in_signed(cfg_in_signed), .in_zp(cfg_in_zp),
+                .wr_en(dw_wr_en), .wr_addr(dw_wr_addr), .wr_data(dw_wr_data), .dw_data(dw_data));
+        end else begin : g_no_dw
+            assign dw_data = {R*C*A_W{1'b0}};
+            wire unused_dw = ^{dw_wr_en, dw_wr_addr, dw_wr_data};
+        end
+    endgenerate
+
     hg_systolic_array #(.R(R), .C(C), .A_W(A_W), .W_W(W_W), .P_W(P_W), .TAG_W(TAG_W)) array (
         .clk(clk), .w_we(w_we), .w_bank(w_bank), .w_row(w_row), .w_data(w_data),
+        .dw_mode(cfg_dw), .dw_data(dw_data),
         .a_valid(v2), .a_bank(bank2), .a_tag(tag2), .a_data(a2),
         .p_valid(p_valid), .p_tag(p_tag), .p_data(p_data));
 

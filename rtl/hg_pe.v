@@ -5,6 +5,8 @@
 // tile switch travels through the array with the data and never needs a global stall.
 // The MAC is pipelined like a DSP slice: product register, then the adder into the partial sum, so a
 // partial sum leaves PE(r, c) two cycles after the activation entered it.
+// In depthwise mode the PE multiplies its own activation (dw_in: tap r of channel c, from the depthwise
+// window) instead of the one passing from the left; the passing one still carries the weight bank.
 `default_nettype none
 module hg_pe #(
     parameter integer A_W = 9,   // signed activation (x - zero point)
@@ -15,6 +17,8 @@ module hg_pe #(
     input  wire                  w_we,     // write w_data into weight bank w_bank
     input  wire                  w_bank,
     input  wire signed [W_W-1:0] w_data,
+    input  wire                  dw_mode,
+    input  wire signed [A_W-1:0] dw_in,
     input  wire signed [A_W-1:0] a_in,     // from the left
     input  wire                  a_bank_in,
     output reg  signed [A_W-1:0] a_out,    // to the right, one cycle later
@@ -25,13 +29,14 @@ module hg_pe #(
     reg  signed [W_W-1:0]     weight0, weight1;
     reg  signed [A_W+W_W-1:0] product;
     wire signed [W_W-1:0]     weight = a_bank_in ? weight1 : weight0;
+    wire signed [A_W-1:0]     operand = dw_mode ? dw_in : a_in;
 
     always @(posedge clk) begin
         if (w_we && !w_bank) weight0 <= w_data;
         if (w_we && w_bank) weight1 <= w_data;
         a_out <= a_in;
         a_bank_out <= a_bank_in;
-        product <= a_in * weight;
+        product <= operand * weight;
         p_out <= p_in + {{(P_W-A_W-W_W){product[A_W+W_W-1]}}, product};
     end
 endmodule

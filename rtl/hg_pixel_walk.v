@@ -55,7 +55,7 @@ module hg_pixel_walk #(
                 n_oy = oy + 1'b1;
                 n_y0 = y0 + $signed({1'b0, {(DIM_W-4){1'b0}}, sy});
                 n_row = row_pix + $signed(row_step);
-                n_pix = row_pix + $signed(row_step);
+                n_pix = row_pix + $signed(row_step) + $signed({{(OFF_W-DIM_W-1){x0_first[DIM_W]}}, x0_first});
                 n_pj = 4'd0;
                 n_px = {DIM_W{1'b0}};
                 if (pi == pool_kh - 1'b1) begin

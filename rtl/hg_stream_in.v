@@ -26,10 +26,11 @@ module hg_stream_in #(
     localparam [31:0] HW32 = HW, CH32 = CHANNELS, BASE32 = BASE;
 
     reg [31:0] pixel, channel, slot_base;
-    wire beat = active && s_tvalid;
+    reg        full;   // the whole map arrived: take no more beats until the next input phase
+    wire beat = s_tready && s_tvalid;
     wire last_pixel = pixel == HW32 - 1;
     wire last_channel = channel == CH32 - 1;
-    assign s_tready = active;
+    assign s_tready = active && !full;
 
     integer j;
     always @(posedge clk) begin
@@ -39,6 +40,7 @@ module hg_stream_in #(
             pixel <= 32'd0;
             channel <= 32'd0;
             slot_base <= BASE32;
+            full <= 1'b0;
         end else if (beat) begin
             for (j = 0; j < R; j = j + 1) wr_en[j] <= (j % G) == (channel % G);
             wr_addr <= slot_base[ADDR_W-1:0] + pixel[ADDR_W-1:0];
@@ -48,7 +50,10 @@ module hg_stream_in #(
                 pixel <= 32'd0;
                 channel <= channel + 1;
                 if (channel % G == G - 1) slot_base <= slot_base + HW32;
-                if (last_channel) done <= 1'b1;
+                if (last_channel) begin
+                    done <= 1'b1;
+                    full <= 1'b1;
+                end
             end
         end
     end

@@ -27,6 +27,9 @@ module hg_systolic_array #(
     input  wire                 a_bank,
     input  wire [TAG_W-1:0]     a_tag,
     input  wire [R*A_W-1:0]     a_data,
+    // depthwise mode: PE(r, c) takes dw_data lane r*C + c (it must arrive r + c cycles after a_data)
+    input  wire                 dw_mode,
+    input  wire [R*C*A_W-1:0]   dw_data,
     // dot products: C lanes
     output wire                 p_valid,
     output wire [TAG_W-1:0]     p_tag,
@@ -62,6 +65,7 @@ module hg_systolic_array #(
                 hg_pe #(.A_W(A_W), .W_W(W_W), .P_W(P_W)) pe (
                     .clk(clk),
                     .w_we(w_we_c[c] && w_row_c[c] == r[ROW_W-1:0]), .w_bank(w_bank_c[c]), .w_data(w_data_c[c]),
+.dw_mode(dw_mode), .dw_in(dw_data[(r*C+c)*A_W +: A_W]),
                     .a_in(a_h[r][c]), .a_bank_in(b_h[r][c]), .a_out(a_h[r][c+1]), .a_bank_out(b_h[r][c+1]),
                     .p_in(p_v[r][c]), .p_out(p_v[r+1][c]));
             end

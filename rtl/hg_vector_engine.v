@@ -6,7 +6,7 @@
 //   OP_GAVG global average pool: sums over the pass, one output per pass
 //   OP_GMAX global max pool: maximum over the pass, one output per pass
 // Pipeline: read (1), centre (1), accumulate/hold (1), lane (3): results reach the writer 6 cycles
-// after their last read, with their pixel and channel block.
+// after their last read is issued, with their pixel and channel block.
 `default_nettype none
 module hg_vector_engine #(
     parameter integer C = 4,
@@ -124,16 +124,20 @@ module hg_vector_engine #(
     wire out_now = !global_pool || last_pixel;
     wire [TAG_W-1:0] tag0 = {last_pass && last_pixel, pass, global_pool ? {4*DIM_W+8{1'b0}} : {oy, ox, py, px, pi, pj}};
 
-    // stage 1: centred operands; stage 2: accumulate (pools) or hold (elementwise)
-    reg             v1, v2, first1, emit1;
-    reg [TAG_W-1:0] tag1, tag2;
+    // stage 0: the banks answer; stage 1: centred operands; stage 2: accumulate (pools) or hold
+    reg             v0, v1, v2, first0, first1, emit0, emit1;
+    reg [TAG_W-1:0] tag0_r, tag1, tag2;
     reg [C*V_W-1:0] xa1, xb1, va2, vb2;
     integer k;
     always @(posedge clk) begin
-        v1 <= issue && !rst;
-        first1 <= p == {PIX_W{1'b0}};
-        emit1 <= out_now;
-        tag1 <= tag0;
+        v0 <= issue && !rst;
+        first0 <= p == {PIX_W{1'b0}};
+        emit0 <= out_now;
+        tag0_r <= tag0;
+        v1 <= v0 && !rst;
+        first1 <= first0;
+        emit1 <= emit0;
+        tag1 <= tag0_r;
         for (k = 0; k < C; k = k + 1) begin
             xa1[k*V_W +: V_W] <= $signed({{(V_W-D_W){cfg_a_signed & a_data[k*D_W + D_W - 1]}}, a_data[k*D_W +: D_W]})
                                  - $signed({{(V_W-Z_W){cfg_a_zp[Z_W-1]}}, cfg_a_zp});

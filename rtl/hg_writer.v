@@ -40,6 +40,11 @@ module hg_writer #(
     input  wire [3:0]           cfg_pool_kw,
     input  wire [DIM_W-1:0]     cfg_pool_h,    // pooled rows
     input  wire [DIM_W-1:0]     cfg_pool_w,    // pooled columns
+    input  wire                 cfg_dw,        // the map is a depthwise input: copy it to the window
+    input  wire [ADDR_W-1:0]    cfg_dw_base,
+    output reg                  dw_en,
+    output reg  [ADDR_W-1:0]    dw_addr,
+    output reg  [C*D_W-1:0]     dw_data,
     output reg  [R-1:0]         wr_en,
     output reg  [ADDR_W-1:0]    wr_addr,
     output reg  [R*D_W-1:0]     wr_data,
@@ -108,6 +113,9 @@ module hg_writer #(
         wr_en <= rst ? {R{1'b0}} : en;
         wr_addr <= cfg_base + block_offset[ADDR_W-1:0] + pixel[ADDR_W-1:0];
         wr_data <= data;
+        dw_en <= !rst && write && cfg_dw;
+        dw_addr <= cfg_dw_base + block_offset[ADDR_W-1:0] + pixel[ADDR_W-1:0];
+        dw_data <= values;
         done <= !rst && i_valid && i_last;
     end
 

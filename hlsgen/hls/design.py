@@ -159,6 +159,7 @@ def _wire(design: Design, graph: Graph, kernels: list[Kernel], alias: dict[str, 
     args: dict[int, list] = {ki: [None] * len(k.inputs) for ki, k in enumerate(kernels)}
     out_arg: dict[int, str] = {}
     forks: dict[str, Kernel] = {}  # canonical tensor -> its fork
+    design_types = {d["tensor"]: d["name"] for d in design.types}
 
     def channel(t: str, name: str, depth_values: int, reconverges: bool) -> str:
         s = names.take(name)
@@ -166,7 +167,6 @@ def _wire(design: Design, graph: Graph, kernels: list[Kernel], alias: dict[str, 
                                "pragmas": [pragma(stream_directive(depth_values, reconverges), s)]})
         return s
 
-    design_types = {d["tensor"]: d["name"] for d in design.types}
     producers = {canon(k.output): ki for ki, k in enumerate(kernels)}
     for t in [*graph.inputs, *(canon(k.output) for k in kernels)]:
         if t in forks or (t not in inputs and t not in producers):

@@ -32,26 +32,24 @@ def write_hls(out: Path, graph: Graph, target: Target, top: str, source: str, in
     (out / "weights").mkdir(exist_ok=True)
     (out / "portable").mkdir(exist_ok=True)
     common = {"version": __version__, "top": top, "source": source, "target": target.name}
-    ports = [vars(p) for p in design.ports]
-    offchip = [_offchip_entry(o) for o in design.offchip]
     _write(out / "hlsgen_ops.h", render("hlsgen_ops.h.j2", **common))
-    _write(out / f"{top}.h", render("top.h.j2", **common, guard=_guard(f"{top}.h"), types=design.types,
-                                    ports=ports, offchip=offchip))
     for kernel in design.kernels:
         stem = kernel.fn[2:] if kernel.fn.startswith("k_") else kernel.fn
-        weights_header = ""
+        weights_header = f"{stem}.h" if kernel.arrays else ""
         if kernel.arrays:
-            weights_header = f"{stem}.h"
-            _write_weights(out / "weights" / weights_header, kernel.layer, kernel.template, kernel.arrays)
+            _write_weights(out / "weights" / weights_header, kernel.layer, kernel.k.get("op", ""), kernel.arrays)
         if kernel.offchip is not None:
             kernel.offchip.header = f"{stem}_wmem.h"
             _write_weights(out / "weights" / kernel.offchip.header, kernel.layer, "off-chip weights",
                            [kernel.offchip.data])
         kernel.header = f"{stem}.h"
         _write(out / "kernels" / kernel.header,
-               render("kernel.h.j2", **common, k=kernel.k, h=kernel.h, file=kernel.header, guard=_guard(f"kernels_{stem}.h"),
-                      family=kernel.template, weights_header=weights_header))
-    offchip = [_offchip_entry(o) for o in design.offchip]  # now with their headers
+               render("kernel.h.j2", **common, k=kernel.k, h=kernel.h, file=kernel.header, family=kernel.template,
+                      guard=_guard(f"kernels_{stem}.h"), weights_header=weights_header))
+    ports = [vars(p) for p in design.ports]
+    offchip = [_offchip_entry(o) for o in design.offchip]
+    _write(out / f"{top}.h", render("top.h.j2", **common, guard=_guard(f"{top}.h"), types=design.types,
+                                    ports=ports, offchip=offchip))
     _write(out / f"{top}.cpp", render("top.cpp.j2", **common, ports=ports, offchip=offchip,
                                       kernel_headers=[k.header for k in design.kernels],
                                       top_pragmas=design.top_pragmas, streams=design.streams, calls=design.calls))
@@ -84,10 +82,10 @@ def _offchip_entry(o) -> dict:
 
 
 def _write_weights(path: Path, layer: str, op: str, arrays) -> None:
-    entries = [{"name": a.name, "ctype": a.ctype, "storage": storage_type(a.values), "dims": a.dims, "comment": a.comment,
-                "init": initializer(a.values)} for a in arrays]
-    _write(path, render("weights.h.j2", version=__version__, guard=_guard(f"weights_{path.name}"), file=path.name, layer=layer,
-                        op=op.removesuffix(".j2"), arrays=entries))
+    entries = [{"name": a.name, "ctype": a.ctype, "storage": storage_type(a.values), "dims": a.dims,
+                "comment": a.comment, "init": initializer(a.values)} for a in arrays]
+    _write(path, render("weights.h.j2", version=__version__, guard=_guard(f"weights_{path.name}"), file=path.name,
+                        layer=layer, op=op, arrays=entries))
 
 
 def _guard(name: str) -> str:

@@ -29,9 +29,11 @@ class FeatureMap:
     birth: int  # index of the layer that writes it (-1: the input stream)
     death: int = -1  # index of the last layer that reads it (layers + 1: the output stream)
     array_read: bool = False
+    dw_read: bool = False  # a depthwise layer reads it: also kept in the depthwise window copies
     lg: int = 0
     plane: int = 0
     base: int = 0
+    dw_base: int = 0  # its place in the depthwise window copies
 
     @property
     def pixels(self) -> int:
@@ -88,16 +90,26 @@ def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) ->
                     raise UnsupportedModelError(f"feature map {fmap.name!r} must live in both activation planes")
                 required = need
         options = [required] if required is not None else [0, 1]
-        candidates = [(plane, _first_fit(fmap, [m for m in placed if m.plane == plane])) for plane in options]
+        candidates = [(plane, _first_fit(fmap, [(m, m.base) for m in placed if m.plane == plane])) for plane in options]
         fmap.plane, fmap.base = min(candidates, key=lambda pb: (pb[1] + fmap.words, pb[0]))
         placed.append(fmap)
     depth = [max([m.base + m.words for m in placed if m.plane == p], default=0) for p in (0, 1)]
     return max(depth[0], 1), max(depth[1], 1)
 
 
-def _first_fit(fmap: FeatureMap, others: list[FeatureMap]) -> int:
-    """The lowest base where fmap overlaps no map of `others` that is alive at the same time."""
-    busy = sorted((m.base, m.base + m.words) for m in others if m.birth <= fmap.death and fmap.birth <= m.death)
+def allocate_copies(maps: list[FeatureMap]) -> int:
+    """Addresses in the depthwise window copies (one word per pixel and C-channel block) for the maps a
+    depthwise layer reads; returns the copies' depth."""
+    placed: list[tuple[FeatureMap, int]] = []
+    for fmap in sorted((m for m in maps if m.dw_read), key=lambda m: (m.birth, m.name)):
+        fmap.dw_base = _first_fit(fmap, placed)
+        placed.append((fmap, fmap.dw_base))
+    return max([base + m.words for m, base in placed], default=1)
+
+
+def _first_fit(fmap: FeatureMap, spans: list[tuple[FeatureMap, int]]) -> int:
+    """The lowest base where fmap overlaps no (map, base) of `spans` that is alive at the same time."""
+    busy = sorted((base, base + m.words) for m, base in spans if m.birth <= fmap.death and fmap.birth <= m.death)
     base = 0
     for start, end in busy:
         if base + fmap.words <= start:

@@ -107,20 +107,25 @@ def _copy_objects(src: Path | None, dst: Path | None) -> None:
 
 
 def run(design: Design, test_module: str | Path, test_dir: Path, env: dict[str, str] | None = None,
-        testcase: str | None = None, log_file: Path | None = None, seed: int | None = None) -> tuple[int, int]:
-    """Run the cocotb tests of `test_module` (a .py file) on the built design: (tests, failures)."""
+        testcase: str | None = None, log_file: Path | None = None, seed: int | None = None,
+        plusargs: list[str] | None = None) -> tuple[int, int]:
+    """Run the cocotb tests of `test_module` (a .py file, or an importable module's dotted name) on the
+    built design: (tests, failures)."""
     from cocotb_tools.check_results import get_results
     from cocotb_tools.runner import get_runner
 
-    module = Path(test_module)
-    if str(module.parent) not in sys.path:  # the runner hands sys.path to the simulator's Python
-        sys.path.insert(0, str(module.parent))
+    name = str(test_module)
+    if name.endswith(".py"):
+        module = Path(name)
+        if str(module.parent) not in sys.path:  # the runner hands sys.path to the simulator's Python
+            sys.path.insert(0, str(module.parent))
+        name = module.stem
     use_tools()
     test_dir.mkdir(parents=True, exist_ok=True)
     runner = get_runner("verilator")
     results = runner.test(
-        test_module=module.stem, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog", build_dir=str(design.build_dir),
+        test_module=name, hdl_toplevel=design.toplevel, hdl_toplevel_lang="verilog", build_dir=str(design.build_dir),
         test_dir=str(test_dir), extra_env=env or {}, testcase=testcase, log_file=log_file, seed=seed,
-        results_xml=str(test_dir / f"results_{module.stem}.xml"),
+        results_xml=str(test_dir / f"results_{name.rsplit('.', 1)[-1]}.xml"), plusargs=plusargs or [],
     )
     return get_results(Path(results))

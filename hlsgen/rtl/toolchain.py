@@ -13,13 +13,13 @@ import shutil
 from functools import lru_cache
 from pathlib import Path
 
-from ..errors import HlsgenError
+from ..errors import ToolError
 
 # Command-line variable settings for make (MAKEFLAGS carries them into the Vtop.mk sub-make).
 MAKE_OVERRIDES = {"CFG_CXXFLAGS_PCH_I": "-include", "CFG_CXXFLAGS_COROUTINES": "-fcoroutines"}
 
 
-class ToolMissing(HlsgenError):
+class ToolMissing(ToolError):
     """A simulation or synthesis tool is not installed."""
 
 

@@ -2,6 +2,8 @@
 wheel) and hlsgen's portable header: every output integer must equal the integer reference's."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -83,3 +85,21 @@ def test_portable_header_agrees_on_the_generated_networks(models, name, tmp_path
     headers, seconds = compile_csim(folder / "hls", tmp_path / "csim", portable=True)
     result = run_csim(tmp_path / "csim", folder / "hls" / INPUT_FILE, folder / "hls" / EXPECTED_FILE, headers, seconds)
     assert headers.kind == "portable" and result.mismatches == 0 and result.compared == 160
+
+
+def test_the_build_folder_holds_the_whole_hand_off(models):
+    hls = models.get("digits", "8") / "hls"
+    for name in ("digits.cpp", "digits.h", "digits_tb.cpp", "hlsgen_ops.h", "run_hls.tcl", "README.md",
+                 "tb_input.dat", "tb_expected.dat", "portable/hlsgen_ap_int.h", "portable/hlsgen_stream.h",
+                 "kernels/conv1.h", "kernels/fc2.h", "weights/conv1.h"):
+        assert (hls / name).is_file(), name
+    tcl = (hls / "run_hls.tcl").read_text()
+    for command in ("open_project", "set_top digits", "set_part xczu3eg-sbva484-1-e", "create_clock -period 5.000",
+                    "csim_design", "csynth_design", "cosim_design", "export_design"):
+        assert command in tcl, command
+    top = (hls / "digits.cpp").read_text()
+    assert "#pragma HLS INTERFACE mode=axis port=image" in top and "mode=s_axilite port=return" in top
+    leftovers = re.compile(r"\{\{|\}\}|\{%|%\}|\{#|#\}|TODO|FIXME|XXX|PLACEHOLDER")
+    for path in hls.rglob("*"):
+        if path.is_file() and path.suffix != ".dat":
+            assert not leftovers.search(path.read_text()), path

@@ -61,14 +61,15 @@ def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
     mul_bits = unsigned_bits(mul if mneg is None else np.concatenate([mul, mneg]))
     c_names = {key: names.take(f"{prefix}_{key}") for key in ("weights", "bias", "mul", "shift")}
     w_t = signed_type_for(rom)
-    arrays = [CArray(c_names["bias"], signed_type_for(bias), bias, "bias at the accumulator's scale, per output channel"),
-              CArray(c_names["mul"], ap_type(mul_bits, False), mul, "requantization multipliers, per output channel"),
-              CArray(c_names["shift"], ap_type(unsigned_bits(shift), False), shift, "requantization shifts, per output channel")]
+    arrays = [CArray(c_names["bias"], signed_type_for(bias), bias, "bias at the accumulator's scale, per channel"),
+              CArray(c_names["mul"], ap_type(mul_bits, False), mul, "requantization multipliers, per channel"),
+              CArray(c_names["shift"], ap_type(unsigned_bits(shift), False), shift, "requantization shifts, per channel")]
     if mneg is not None:
         c_names["mneg"] = names.take(f"{prefix}_mneg")
         arrays.append(CArray(c_names["mneg"], ap_type(mul_bits, False), mneg,
                              "multipliers where the accumulator is negative (LeakyRelu), per output channel"))
-    comment = "weights [group][reduction][out channel], reduction = (input channel * kh + row) * kw + col"
+    comment = "weights [group][reduction][out channel], reduction = " + (
+        "the input flattened row-major" if node.op == "QDense" else "(input channel * kh + row) * kw + col")
     offchip, rom_names = None, {}
     if node.name in ctx.offchip_layers:
         data = CArray(names.take(f"{prefix}_wmem_data"), w_t, rom.reshape(-1), f"{comment}, flattened")

@@ -52,7 +52,11 @@ def _pool(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
                   CArray(t["div_shift"], ap_type(unsigned_bits(shift), False), shift, "divisor shifts by element count")]
         h.update(t, xc_t=centred_type(qx), sum_t=ap_type(sum_bits, True), zy=a.zero_point, lo=a.lo, hi=a.hi,
                  rw=requant_width(node.name, sum_bits + unsigned_bits(mul) + 1, shift))
-    window_call = lambda s, call, c: f"{h['window_fn']}({c.name(call.args[0].args[0])}, {c.expr(call.args[0].args[1])}, {c.expr(call.args[0].args[2])})"  # noqa: E501,E731
+
+    def window_call(stmt, call, c) -> str:  # max_window(line_buffer(x, channel, position))
+        source = call.args[0]
+        return f"{h['window_fn']}({', '.join(c.arg(a) for a in source.args)})"
+
     calls = {"max_window": window_call, "average_window": window_call}
     return nest_kernel(ctx, node, layer, nest, fn, "pool", h, calls, {}, {}, arrays)
 
@@ -117,6 +121,7 @@ def _elementwise(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> K
         if a.input_min != qx.qmin or len(table) != qx.qmax - qx.qmin + 1:
             raise UnsupportedModelError(f"{node.name}: its table does not cover every level of its input")
         h.update(table=ctx.names.take(f"{prefix}_table"), input_min=a.input_min)
-        arrays.append(CArray(h["table"], tensor_type(ctx.quant(y)), table, f"output for every input level from {a.input_min}"))
+        arrays.append(CArray(h["table"], tensor_type(ctx.quant(y)), table,
+                             f"output for every input level from {a.input_min}"))
     op = lambda s, call, c: f"{h['op_fn']}({', '.join(c.access(v) for v in call.args)})"  # noqa: E731
     return nest_kernel(ctx, node, layer, nest, fn, "eltwise", h, {"qadd": op, "requant": op, "lut": op}, {}, {}, arrays)

@@ -1,0 +1,143 @@
+"""Print a Program as Verilog: the generated top (`templates/rtl/top.v.j2`: the layer table and the
+instances of the hand-written modules), its stream testbench (`tb.v.j2`), and the ROM images as
+$readmemh files. Python decides every value; the templates only print.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import jinja2
+
+from ..resources import data_dir
+from . import rtl_sources
+from .program import Program
+
+MEMORIES = ("weights", "taps", "params", "lut")
+Z_W = 10  # zero points and clamp bounds
+
+
+class TemplateError(Exception):
+    """A template failed to render: a bug in hlsgen (a template and its Python side disagree)."""
+
+
+@dataclass(frozen=True)
+class RtlFiles:
+    folder: Path
+    top: str  # module name of the generated top
+    tb: str  # module name of its testbench
+    sources: tuple[Path, ...]  # every Verilog file, hand-written modules first
+    memories: tuple[Path, ...]
+
+    @property
+    def design_sources(self) -> tuple[Path, ...]:
+        """Without the testbench (what synthesis reads)."""
+        return tuple(s for s in self.sources if s.stem != self.tb)
+
+
+def module_name(model: str) -> str:
+    """A Verilog identifier from a model name."""
+    name = re.sub(r"\W", "_", model).strip("_") or "model"
+    return f"{'m_' if name[0].isdigit() else ''}{name}_top"
+
+
+def config_fields(program: Program) -> list[tuple[str, int]]:
+    """(name, width) of every column of the layer table, in the order the template prints them."""
+    w = program.widths
+    aw, dim, off, cnt, pix = w["ADDR_W"], w["DIM_W"], w["OFF_W"], w["CNT_W"], w["PIX_W"]
+    rom = {m: _aw(len(getattr(program, m))) for m in MEMORIES}
+    return [
+        ("kind", 1),
+        ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", 4), ("sy", 4), ("x0", dim + 1),
+        ("y0", dim + 1), ("pix0", off), ("row_step", off), ("in_zp", Z_W), ("in_signed", 1), ("in_plane", 1),
+        ("tr", cnt), ("tc", cnt), ("ts", cnt), ("pt", pix), ("pt_last", pix), ("w_base", rom["weights"]),
+        ("tap_base", rom["taps"]), ("par_base", rom["params"]), ("neg", 1), ("dw", 1), ("dw_base", aw),
+        ("in_slot", aw),
+        ("op", 3), ("a_base", aw), ("b_base", aw), ("a_lg", 3), ("b_lg", 3), ("stride", aw), ("vw", dim),
+        ("pixels", w["VPIX_W"]), ("passes", cnt), ("a_zp", Z_W), ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1),
+        ("ma", 17), ("mb", 17), ("shift", 6), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),
+        ("zp", Z_W), ("lo", Z_W), ("hi", Z_W),
+        ("out_base", aw), ("out_chan_stride", aw), ("out_width", dim), ("out_lg", 3), ("out_channels", cnt),
+        ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", 4), ("pool_kw", 4), ("pool_h", dim),
+        ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw),
+    ]
+
+
+def _aw(depth: int) -> int:
+    return max(max(depth, 1) - 1, 1).bit_length()
+
+
+def _literal(value: int, width: int) -> str:
+    if not -(1 << width) < value < (1 << width):
+        raise ValueError(f"{value} does not fit {width} bits")
+    return f"{width}'d{value & ((1 << width) - 1)}"
+
+
+def _hex_lines(words: list[int], bits: int) -> str:
+    digits = max(1, -(-bits // 4))
+    return "".join(f"{w:0{digits}x}\n" for w in (words or [0]))
+
+
+@functools.lru_cache(maxsize=1)
+def environment() -> jinja2.Environment:
+    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("templates") / "rtl")),
+                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                             keep_trailing_newline=True, autoescape=False)
+    env.filters["literal"] = _literal
+    return env
+
+
+def render(template: str, **context) -> str:
+    try:
+        return environment().get_template(template).render(**context)
+    except jinja2.TemplateSyntaxError as exc:
+        raise TemplateError(f"templates/rtl/{template}, line {exc.lineno}: {exc.message}") from exc
+    except Exception as exc:
+        raise TemplateError(f"templates/rtl/{template}: {type(exc).__name__}: {exc}") from exc
+
+
+def write_rtl(program: Program, folder: Path) -> RtlFiles:
+    """The generated top, its testbench, the ROM images and a copy of every hand-written module."""
+    folder.mkdir(parents=True, exist_ok=True)
+    t = program.target
+    top = module_name(program.name)
+    fields = config_fields(program)
+    inp, out = program.maps[program.input_map], program.maps[program.output_map]
+    lut_bits = t.widths.operand_bits
+    word_bits = {"weights": program.cols * t.widths.operand_bits, "taps": program.rows * program.widths["TAP_W"],
+                 "params": program.cols * (t.widths.accumulator_bits + 38), "lut": lut_bits}
+    memories = []
+    for name in MEMORIES:
+        path = folder / f"{name}.mem"
+        path.write_text(_hex_lines(getattr(program, name), word_bits[name]))
+        memories.append(path)
+    context = dict(
+        top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
+        w=program.widths, z_w=Z_W, inp=inp, out=out, acc_depth=_acc_depth(program),
+        depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES}, lut_used=bool(program.lut),
+        word_bits=word_bits, pool_depth=_pool_depth(program),
+    )
+    (folder / f"{top}.v").write_text(render("top.v.j2", **context))
+    (folder / f"{top}_tb.v").write_text(render("tb.v.j2", **context))
+    copied = []
+    for src in rtl_sources():
+        dst = folder / src.name
+        shutil.copyfile(src, dst)
+        copied.append(dst)
+    return RtlFiles(folder, top, f"{top}_tb", tuple(copied + [folder / f"{top}.v", folder / f"{top}_tb.v"]),
+                    tuple(memories))
+
+
+def _pool_depth(program: Program) -> int:
+    """Entries of the writer's pooling row buffer: a power of two above the widest pooled row."""
+    widest = max([layer.fields["pool_w"] for layer in program.layers if layer.fields["pool"]], default=1)
+    return 1 << max(widest - 1, 1).bit_length()
+
+
+def _acc_depth(program: Program) -> int:
+    from ..hw.tiling import accumulator_depth
+
+    return accumulator_depth(program.target)

@@ -1,0 +1,172 @@
+"""`hlsgen sim`: the whole-model RTL simulation of a build folder, bit-exact against the integer reference.
+
+The generated top and its stream testbench (OUT/rtl/) are built once by Verilator (cached in
+OUT/sim/build/); the testbench streams every input image through the top at one element per beat and
+logs each output integer and the cycles of every step, which this module compares and records in
+OUT/report.json.
+"""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import InputError, MismatchError, ToolError
+from .program import compile_program
+from .render import write_rtl
+from .runner import Design, build, run
+
+MAX_IMAGES = 1024  # images one testbench build holds; more rebuild it larger
+CYCLE_BUDGET = 50  # the simulation times out after this many times the model's cycles per image
+
+
+@dataclass
+class SimResult:
+    images: int
+    compared: int  # output integers
+    cycles: list[int]  # per image, first input beat to last output beat
+    layer_cycles: dict[str, int]  # per RTL layer, of the first image
+    input_cycles: int
+    model_cycles: int
+    build_seconds: float
+    run_seconds: float
+    mismatches: list[str] = field(default_factory=list)
+
+    @property
+    def cycles_per_inference(self) -> int:
+        return max(self.cycles)
+
+
+def simulate(folder: Path, inputs: Path | None = None, images: int | None = None,
+             build_dir: Path | None = None) -> SimResult:
+    """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`)."""
+    from ..build import load_build
+    from ..hw import load_target, map_model
+    from ..npz_io import read_npz
+
+    folder = Path(folder)
+    quantized = load_build(folder)
+    manifest = json.loads((folder / "build.json").read_text())
+    target = load_target(manifest["target"])
+    graph = quantized.graph
+    if inputs is not None:
+        int_inputs = quantized.quantize_inputs(read_npz(inputs))
+    else:
+        int_inputs = dict(np.load(folder / "verify" / "int_inputs.npz"))
+    if images is not None:
+        int_inputs = {k: v[:images] for k, v in int_inputs.items()}
+    expected = quantized.run_int(int_inputs)[graph.outputs[0]]
+    count = int(expected.shape[0])
+    if count == 0:
+        raise InputError("no input images to simulate")
+
+    program = compile_program(graph, target)
+    mapping = map_model(graph, target)
+    files = write_rtl(program, folder / "rtl")
+    work = folder / "sim"
+    work.mkdir(exist_ok=True)
+    for memory in files.memories:
+        shutil.copyfile(memory, work / memory.name)
+    bits = target.widths.operand_bits
+    flat = np.asarray(int_inputs[graph.inputs[0]], np.int64).reshape(count, -1) & ((1 << bits) - 1)
+    (work / "inputs.mem").write_text("".join(f"{v:x}\n" for v in flat.ravel()))
+    log = work / "sim.log"
+    log.unlink(missing_ok=True)
+
+    capacity = MAX_IMAGES * (1 << max(count - 1, 0).bit_length() // MAX_IMAGES.bit_length()) if count > MAX_IMAGES \
+        else MAX_IMAGES
+    design = Design(files.tb, list(files.sources), Path(build_dir or work / "build"), {"MAX_IMAGES": max(capacity, count)})
+    try:
+        build_seconds = build(design, log_file=work / "build.log")
+        start = time.perf_counter()
+        env = {"HLSGEN_SIM_CYCLES": str(CYCLE_BUDGET * mapping.cycles * count + 10_000)}
+        tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
+                            plusargs=[f"+images={count}"])
+        run_seconds = time.perf_counter() - start
+    except SystemExit as exc:  # cocotb's runner exits when a tool fails
+        raise ToolError(f"the Verilator build or simulation failed (exit {exc.code}); see {work}/build.log and "
+                        f"{work}/run.log") from None
+    if tests == 0 or failed:
+        raise MismatchError(f"the RTL simulation did not finish (see {work}/run.log)")
+    result = _compare(_parse(log), expected, program, target, mapping, count, build_seconds, run_seconds)
+    _record(folder / "report.json", result, program, mapping)
+    if result.mismatches:
+        raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
+                            + "; ".join(result.mismatches[:5]))
+    return result
+
+
+def _parse(log: Path) -> dict:
+    """The testbench log as {"out": {image: {index: raw}}, "image": {image: cycles}, "layer": ..., "in": ...}."""
+    parsed: dict = {"out": {}, "image": {}, "layer": {}, "in": {}}
+    for line in log.read_text().splitlines():
+        kind, *values = line.split()
+        numbers = [int(v) for v in values]
+        if kind == "out":
+            parsed["out"].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
+        elif kind == "layer":
+            parsed["layer"].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
+        elif kind in ("image", "in"):
+            parsed[kind][numbers[0]] = numbers[1]
+    return parsed
+
+
+def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count: int, build_seconds: float,
+             run_seconds: float) -> SimResult:
+    out = program.maps[program.output_map]
+    bits = target.widths.operand_bits
+    mismatches = []
+    flat = expected.reshape(count, -1)
+    for i in range(count):
+        got = parsed["out"].get(i, {})
+        for k, want in enumerate(flat[i]):
+            raw = got.get(k)
+            value = None if raw is None else (raw - (1 << bits) if out.quant.signed and raw >> (bits - 1) else raw)
+            if value != int(want):
+                mismatches.append(f"image {i} element {k}: rtl {value}, reference {int(want)}")
+    cycles = [parsed["image"].get(i, 0) for i in range(count)]
+    first = parsed["layer"].get(0, {})
+    layer_cycles = {layer.name: first.get(i, 0) for i, layer in enumerate(program.layers)}
+    return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
+                     build_seconds, run_seconds, mismatches)
+
+
+def _record(path: Path, result: SimResult, program, mapping) -> None:
+    """total.cycles_rtl and layers[].cycles_rtl in report.json; utilization from the RTL's cycles."""
+    from ..hw import report_json
+    from ..hw.cycles import utilization
+
+    report = json.loads(path.read_text()) if path.is_file() else report_json(mapping)
+    rows, cols = program.rows, program.cols
+    by_node = {}
+    for layer in program.layers:
+        by_node[layer.covers[0]] = result.layer_cycles[layer.name]
+        for fused in layer.covers[1:]:
+            by_node[fused] = 0
+    for entry in report.get("layers", []):
+        if entry["name"] in by_node:
+            entry["cycles_rtl"] = by_node[entry["name"]]
+            entry["utilization_model"] = entry.get("utilization_model", entry.get("utilization"))
+            entry["utilization"] = round(utilization(entry["macs"], entry["cycles_rtl"], rows, cols), 4)
+    total = report.setdefault("total", {})
+    total["cycles_rtl"] = result.cycles_per_inference
+    total["utilization_model"] = total.get("utilization_model", total.get("utilization"))
+    total["utilization"] = round(utilization(mapping.macs, result.cycles_per_inference, rows, cols), 4)
+    total["rtl_simulation"] = {
+        "images": result.images, "output_integers": result.compared, "bit_exact": not result.mismatches,
+        "cycles_model": result.model_cycles, "input_cycles": result.input_cycles,
+        "verilator_build_s": round(result.build_seconds, 2), "run_s": round(result.run_seconds, 2),
+        "simulated_cycles_per_s": round(sum(result.cycles) / result.run_seconds) if result.run_seconds else None,
+    }
+    path.write_text(json.dumps(report, indent=1) + "\n")
+
+
+def sim_build_dir() -> Path | None:
+    """HLSGEN_SIM_BUILD: where to keep Verilator builds instead of OUT/sim/build (tests share one)."""
+    value = os.environ.get("HLSGEN_SIM_BUILD")
+    return Path(value) if value else None

@@ -1,0 +1,39 @@
+"""Find the first layer whose RTL result differs from the integer reference, from a simulation that
+logged every activation-memory write (the testbench's +trace=1)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ..reference import run_graph
+from .program import Program
+
+
+def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np.ndarray], image: int = 0) -> str | None:
+    """'layer L: channel c, pixel (y, x): rtl v, reference w' for the first wrong value, or None."""
+    reference = run_graph(program.graph, {k: v[image:image + 1] for k, v in feeds.items()}, keep_all=True)
+    bits = program.target.widths.operand_bits
+    planes: dict[tuple[int, int, int], dict[int, int]] = {}  # (layer, plane, bank) -> {address: value}
+    for line in log_lines:
+        kind, *values = line.split()
+        if kind != "w" or int(values[0]) != image:
+            continue
+        layer, plane, banks, address, data = int(values[1]), int(values[2]), int(values[3], 16), int(values[4]), \
+            int(values[5], 16)
+        for bank in range(program.rows):
+            if banks >> bank & 1:
+                planes.setdefault((layer, plane, bank), {})[address] = data >> (bank * bits) & ((1 << bits) - 1)
+    for index, layer in enumerate(program.layers):
+        fmap = program.maps[layer.output]
+        want = np.asarray(reference[layer.output]).reshape(fmap.channels, fmap.height, fmap.width)
+        for c in range(fmap.channels):
+            bank = c % fmap.banks
+            written = planes.get((index, fmap.plane, bank), {})
+            for y in range(fmap.height):
+                for x in range(fmap.width):
+                    address = fmap.base + (c >> fmap.lg) * fmap.pixels + y * fmap.width + x
+                    raw = written.get(address)
+                    value = None if raw is None else (raw - (1 << bits) if fmap.quant.signed and raw >> (bits - 1) else raw)
+                    if value != int(want[c, y, x]):
+                        return (f"layer {layer.name}: channel {c}, pixel ({y}, {x}): rtl {value}, "
+                                f"reference {int(want[c, y, x])}")
+    return None
