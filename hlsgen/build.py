@@ -195,6 +195,10 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
         (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
         write_report_page(tmp)
+        if "csim" in options.verify:  # the HLS C++ must be bit-exact on the stored vectors before OUT exists
+            from .hls.verify import csim_build
+
+            csim_build(tmp)
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)

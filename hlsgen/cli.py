@@ -208,6 +208,25 @@ def csim(out: str, inputs_path: str | None, portable: bool) -> None:
 
 
 @cli.command()
+@click.argument("out", metavar="BUILD", type=click.Path(file_okay=False))
+@click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False), default=None,
+              help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
+@click.option("--images", type=click.IntRange(min=1), default=None, help="Simulate only the first N images.")
+def sim(out: str, inputs_path: str | None, images: int | None) -> None:
+    """Simulate BUILD's Verilog RTL with Verilator: exit 0 only if every output integer equals the integer
+    reference; records the RTL's cycles in BUILD/report.json."""
+    from .rtl.sim import sim_build_dir, simulate
+
+    result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir())
+    gap = (result.cycles_per_inference - result.model_cycles) / result.model_cycles
+    out_console.print(f"rtl: bit-exact: {result.compared:,} output integers of {result.images:,} image(s) equal the "
+                      f"integer reference")
+    out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per inference (performance model "
+                      f"{result.model_cycles:,}, {gap:+.1%}); Verilator build {result.build_seconds:.1f} s, "
+                      f"simulation {result.run_seconds:.1f} s; per layer in {Path(out) / 'report.json'}")
+
+
+@cli.command()
 def targets() -> None:
     """List the built-in hardware targets and their parameters."""
     from .hw import builtin_targets, load_target

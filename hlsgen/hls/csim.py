@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HlsgenError, InputError
+from ..errors import HlsgenError, InputError, MismatchError, ToolError
 
 PORTABLE_ENV = "HLSGEN_CSIM_PORTABLE"
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
@@ -24,10 +24,8 @@ VENDOR_WARNING_SWITCHES = ("-Wno-uninitialized", "-Wno-maybe-uninitialized")
 SUMMARY = re.compile(r"csim: compared (\d+) output integers of (\d+) samples: (\d+) mismatch")
 
 
-class CsimMismatch(HlsgenError):
+class CsimMismatch(MismatchError):
     """The design's outputs differ from the integer reference."""
-
-    exit_code = 1
 
 
 class CsimBuildError(HlsgenError):
@@ -86,7 +84,7 @@ def compile_csim(hls_dir: Path, binary: Path, portable: bool = False) -> tuple[H
     hls_dir = Path(hls_dir)
     compiler = os.environ.get("CXX", "g++")
     if shutil.which(compiler) is None:
-        raise InputError(f"{compiler} not found: `hlsgen csim` compiles the C testbench with g++ "
+        raise ToolError(f"{compiler} not found: `hlsgen csim` compiles the C testbench with g++ "
                          "(install g++, or set CXX to a C++14 compiler)")
     top = top_name(hls_dir)
     headers = choose_headers(hls_dir, portable)

@@ -96,7 +96,8 @@ class _Compiler:
         for node in g.topological():
             self._schedule(node)
         maps = self._maps()
-        self.addr_w = max(max(self.depths) - 1, 1).bit_length()
+        # addresses, and strides up to a whole plane
+        self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()]).bit_length()
         self.tap_w = 1 + 2 * DIM_W + self.addr_w
         for layer in self.layers:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)

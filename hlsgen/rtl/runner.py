@@ -4,6 +4,10 @@ A build is cached in its folder: a stamp holds the hash of every source, paramet
 matching stamp next to the executable skips Verilator and make altogether. Verilator's runtime library
 (the same for every design, four fifths of a small design's compile time) is compiled once per
 Verilator version and copied into each new build folder, where make finds it up to date.
+
+Only the top module's signals are made visible to cocotb (a Verilator control file), not the whole
+hierarchy as cocotb's runner would: that keeps Verilator free to optimize inside, for about a third of
+the C++ and five times the simulation speed on a whole accelerator.
 """
 from __future__ import annotations
 
@@ -53,6 +57,9 @@ def _verilator_runner():
 
         def _build_command(self):
             verilate, *rest = super()._build_command()
+            control = self.build_dir / "public_top.vlt"
+            control.write_text(f'`verilator_config\npublic_flat_rw -module "{self.hdl_toplevel}" -var "*"\n')
+            verilate = [arg for arg in verilate if arg != "--public-flat-rw"] + [str(control)]
             objects = [str(self.build_dir / f"{name}.{ext}") for name in RUNTIME_OBJECTS for ext in ("d", "o")]
             return [verilate, ["touch", "-c", *objects], *rest]
 
@@ -77,6 +84,8 @@ def build(design: Design, log_file: Path | None = None) -> float:
         build_dir=str(design.build_dir), build_args=list(design.build_args), log_file=log_file,
     )
     _copy_objects(design.build_dir, shared)
+    for header in design.build_dir.glob("*.gch"):  # precompiled headers: ~100 MB each, useless after the build
+        header.unlink()
     seconds = time.perf_counter() - start
     stamp.write_text(json.dumps({"key": key, "seconds": seconds}) + "\n")
     return seconds

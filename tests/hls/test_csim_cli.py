@@ -16,14 +16,14 @@ def build_copy(models, tmp_path):
     return shutil.copytree(models.get("digits", "8"), tmp_path / "digits_build")
 
 
-def test_a_wrong_expected_value_fails_with_exit_1(build_copy, capsys):
+def test_a_wrong_expected_value_fails_with_exit_5(build_copy, capsys):
     data = build_copy / "hls" / "tb_expected.dat"
     lines = data.read_text().splitlines()
     values = lines[3].split()
     values[4] = str(int(values[4]) + 1)
     data.write_text("\n".join([*lines[:3], " ".join(values), *lines[4:]]) + "\n")
     code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable")
-    assert code == 1
+    assert code == 5
     assert_one_line_error(err, "1 of 160 output integers differ", "sample 2, logits[4]")
 
 
@@ -34,7 +34,7 @@ def test_a_rounding_error_in_the_generated_code_is_caught(build_copy, capsys):
     assert "half = ap_int<RW>(1) << (s - 1);" in text
     ops.write_text(text.replace("half = ap_int<RW>(1) << (s - 1);", "half = 0;"))
     code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable")
-    assert code == 1 and "differ from the integer reference" in err
+    assert code == 5 and "differ from the integer reference" in err
 
 
 def test_the_portable_header_can_be_forced_by_the_environment(models, capsys, monkeypatch):
@@ -46,7 +46,7 @@ def test_the_portable_header_can_be_forced_by_the_environment(models, capsys, mo
 def test_a_missing_compiler_is_one_line(models, capsys, monkeypatch):
     monkeypatch.setenv("CXX", "no-such-g++")
     code, _, err = run_cli(capsys, "csim", str(models.get("digits", "8")))
-    assert code == 2
+    assert code == 4
     assert_one_line_error(err, "no-such-g++ not found", "install g++")
 
 
@@ -70,3 +70,22 @@ def test_inputs_that_do_not_fit_the_model_are_one_line(models, tmp_path, capsys)
     code, _, err = run_cli(capsys, "csim", str(models.get("digits", "8")), "--inputs", str(tmp_path / "bad.npz"))
     assert code == 2
     assert_one_line_error(err, "shape")
+
+
+def test_build_verify_csim_runs_before_the_folder_is_written(tmp_path, capsys, monkeypatch):
+    from tests.hls.conftest import EXAMPLE
+
+    args = ["build", str(EXAMPLE / "digits.onnx"), "--calib", str(EXAMPLE / "calib.npz"), "--verify", "csim", "-q"]
+    code, _, err = run_cli(capsys, *args, "-o", str(tmp_path / "ok"))
+    assert code == 0, err
+    assert (tmp_path / "ok" / "hls" / "digits.cpp").is_file()
+
+    from hlsgen.hls import verify
+
+    def mismatch(folder, *_):
+        raise verify.CsimMismatch("csim: 1 of 160 output integers differ from the integer reference")
+
+    monkeypatch.setattr(verify, "csim_build", mismatch)
+    code, _, err = run_cli(capsys, *args, "-o", str(tmp_path / "bad"))
+    assert code == 5 and not (tmp_path / "bad").exists()
+    assert_one_line_error(err, "differ from the integer reference")
