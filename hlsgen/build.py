@@ -187,6 +187,10 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
         write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
                   int_inputs, int_outputs, mapping)
+        from .rtl.emit import write_build_rtl
+
+        # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
+        write_build_rtl(tmp / "rtl", quantized.graph, target, graph.notices)
         from .quant.qdq_export import export_qdq
 
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
@@ -199,6 +203,11 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
             from .hls.verify import csim_build
 
             csim_build(tmp)
+        if "rtl" in options.verify:  # so must the RTL, simulated by Verilator (report.json gets its cycles)
+            from .rtl.sim import sim_build_dir, simulate
+
+            simulate(tmp, build_dir=sim_build_dir())
+            write_report_page(tmp)
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)

@@ -201,7 +201,8 @@ module hg_array_engine #(
     wire [R*TAP_W-1:0] tap_word;
     reg                tap_pending;
     reg  [R*TAP_W-1:0] taps_next;
-    wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (boot ? {TAP_AW{1'b0}} : n_rt[TAP_AW-1:0]);
+    wire [CNT_W+TAP_AW-1:0] n_rt_wide = {{TAP_AW{1'b0}}, n_rt};
+    wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (boot ? {TAP_AW{1'b0}} : n_rt_wide[TAP_AW-1:0]);
 
     hg_rom #(.W(R * TAP_W), .DEPTH(TAP_DEPTH), .INIT(TAP_INIT)) tap_table (
         .clk(clk), .addr(tap_addr), .data(tap_word));
@@ -275,8 +276,8 @@ module hg_array_engine #(
         .a_valid(v2), .a_bank(bank2), .a_tag(tag2), .a_data(a2),
         .p_valid(p_valid), .p_tag(p_tag), .p_data(p_data));
 
-    wire [CNT_W-1:0] p_ct = p_tag[TAG_W-4 -: CNT_W];
-    wire [PIX_W-1:0] p_pix = p_tag[TAG_W-4-CNT_W -: PIX_W];
+    wire [CNT_W+PAR_AW-1:0] p_ct = {{PAR_AW{1'b0}}, p_tag[TAG_W-4 -: CNT_W]};
+    wire [PIX_W+ACC_AW-1:0] p_pix = {{ACC_AW{1'b0}}, p_tag[TAG_W-4-CNT_W -: PIX_W]};
     wire [C*PAR_W-1:0] par;
     hg_rom #(.W(C * PAR_W), .DEPTH(PAR_DEPTH), .INIT(PAR_INIT)) params (
         .clk(clk), .addr(cfg_par_base + p_ct[PAR_AW-1:0]), .data(par));
@@ -318,7 +319,7 @@ module hg_array_engine #(
     assign o_cblk = o_tag[TAG_W-4 -: CNT_W];
     assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+8-1:0];
 
-    wire unused_tags = ^{o_tag[TAG_W-2 -: 2], o_tag[TAG_W-4-CNT_W -: PIX_W], p_pix[PIX_W-1:ACC_AW],
-                         p_ct[CNT_W-1:PAR_AW], p_tag[4*DIM_W+8-1:0], p_tag[TAG_W-1]};
+    wire unused_tags = ^{o_tag[TAG_W-2 -: 2], o_tag[TAG_W-4-CNT_W -: PIX_W], p_pix[PIX_W+ACC_AW-1:ACC_AW],
+                         p_ct[CNT_W+PAR_AW-1:PAR_AW], p_tag[4*DIM_W+8-1:0], p_tag[TAG_W-1], n_rt_wide[CNT_W+TAP_AW-1:TAP_AW]};
 endmodule
 `default_nettype wire

@@ -11,7 +11,7 @@ module hg_rom #(
     output reg  [W-1:0]  data
 );
     reg [W-1:0] mem [0:DEPTH-1];
-    initial $readmemh(INIT, mem);
+    initial if (INIT != "") $readmemh(INIT, mem);
 
     always @(posedge clk) data <= mem[addr];
 endmodule

@@ -27,6 +27,8 @@ async def check_geometry(dut, gen, lanes: int) -> None:
     kh, kw = gen.randint(1, min(4, h)), gen.randint(1, min(4, w))
     sy, sx, dil = gen.randint(1, 3), gen.randint(1, 3), gen.randint(1, 2)
     pt, pl = gen.randint(0, kh - 1), gen.randint(0, kw - 1)
+    if (kh - 1) * dil + 1 > h + 2 * pt or (kw - 1) * dil + 1 > w + 2 * pl:
+        dil = 1
     attrs = PoolAttrs((kh, kw), (sy, sx), (pt, pl, pt, pl), (dil, dil))
     x = np_rng.integers(1, 256, (1, c_in, h, w))
     windows = pool_windows(attrs, x, 0, 0)[0]  # C, OH, OW, KH, KW
@@ -43,10 +45,11 @@ async def check_geometry(dut, gen, lanes: int) -> None:
     words = [tap_word(v, ky * dil, kx * dil, ci * h * w + ky * dil * w + kx * dil) for v, ci, ky, kx in taps]
     pkh, pkw = gen.randint(1, 3), gen.randint(1, 3)
     cfg = dict(base=base, in_h=h, in_w=w, out_w=out_w, sx=sx, sy=sy, x0_first=-pl, y0_first=-pt,
-               pix_first=-pt * w - pl, row_step=sy * w, pool_kh=pkh, pool_kw=pkw, taps=pack(words, len(words) and
-                                                                                             (1 + 2 * DIM_W + ADDR_W)))
+               pix_first=-pt * w - pl, row_step=sy * w, pool_kh=pkh, pool_kw=pkw,
+               taps=pack(words, 1 + 2 * DIM_W + ADDR_W))
     for name, value in cfg.items():
-        getattr(dut, name).value = value & ((1 << 64) - 1) if value >= 0 else value
+        handle = getattr(dut, name)
+        handle.value = value & ((1 << len(handle)) - 1)
     dut.init.value, dut.step.value, dut.save.value, dut.restore.value = 1, 0, 0, 0
     await RisingEdge(dut.clk)
     dut.init.value = 0

@@ -90,6 +90,9 @@ class _Compiler:
         g, R, C = self.graph, self.R, self.C
         if R != C or R & (R - 1):
             raise UnsupportedModelError(f"the RTL needs a square array with a power-of-two side, not {R} x {C}")
+        if self.target.array.dataflow != "weight_stationary":
+            raise UnsupportedModelError("the RTL implements the weight-stationary dataflow only "
+                                        f"(target {self.target.name} is {self.target.array.dataflow})")
         if len(g.inputs) != 1 or len(g.outputs) != 1:
             raise UnsupportedModelError("the RTL streams one input and one output")
         self.storage[g.inputs[0]] = g.inputs[0]

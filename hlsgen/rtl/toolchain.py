@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from functools import lru_cache
 from pathlib import Path
 
@@ -61,6 +62,16 @@ def tool_env(base: dict[str, str] | None = None) -> dict[str, str]:
 def use_tools() -> None:
     """Make this process's environment the tool environment (cocotb's runner reads os.environ)."""
     os.environ.update(tool_env())
+
+
+def lint(sources: list[Path], top: str, parameters: dict | None = None) -> tuple[bool, str]:
+    """`verilator --lint-only -Wall` on `sources` with `top` as the top module: (clean, messages)."""
+    args = [str(verilator_bin()), "--lint-only", "-Wall", "--top-module", top]
+    args += [f"-G{k}={v}" for k, v in (parameters or {}).items()] + [str(s) for s in sources]
+    done = subprocess.run(args, env=tool_env(), capture_output=True, text=True, timeout=300)
+    messages = "\n".join(line for line in (done.stdout + done.stderr).splitlines()
+                         if not line.startswith("- V") and not line.startswith("- Verilator"))
+    return done.returncode == 0 and "%Warning" not in messages and "%Error" not in messages, messages
 
 
 def yosys_command() -> list[str]:

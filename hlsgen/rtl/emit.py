@@ -1,0 +1,20 @@
+"""OUT/rtl/ of a build: the generated top, its testbench, the ROM images and the hand-written modules."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..errors import UnsupportedModelError
+from ..hw.target import Target
+from ..ir import Graph
+from .program import compile_program
+from .render import RtlFiles, write_rtl
+
+
+def write_build_rtl(folder: Path, graph: Graph, target: Target, notices: list[str]) -> RtlFiles | None:
+    """Write the RTL of the integer graph `graph`; a model the RTL cannot implement gets a notice instead."""
+    try:
+        program = compile_program(graph, target)
+    except UnsupportedModelError as exc:
+        notices.append(f"no Verilog RTL for this model: {exc}")
+        return None
+    return write_rtl(program, folder)

@@ -1,0 +1,41 @@
+"""`hlsgen sim BUILD`: exit 0 and the RTL's cycles in report.json when bit-exact; exit 5 naming the first
+differing output when the RTL computes something else (here: one weight of its ROM image changed)."""
+import json
+
+import pytest
+
+from hlsgen.cli import main
+from hlsgen.rtl import render
+
+
+@pytest.mark.rtl
+def test_sim_records_rtl_cycles(build_folder, monkeypatch, capsys):
+    out, _ = build_folder("digits", "systolic16x16")
+    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(out.parent / "sim_build"))
+    assert main(["sim", str(out), "--images", "2"]) == 0
+    printed = capsys.readouterr().out
+    assert "bit-exact: 20 output integers of 2 image(s)" in printed and "cycles per inference" in printed
+    report = json.loads((out / "report.json").read_text())
+    total = report["total"]
+    assert total["rtl_simulation"]["bit_exact"] and total["cycles_rtl"] > 0
+    assert total["utilization"] == round(total["macs"] / (total["cycles_rtl"] * 256), 4)
+    layers = {layer["name"]: layer for layer in report["layers"]}
+    assert layers["conv1"]["cycles_rtl"] > 0 and layers["pool1"]["cycles_rtl"] == 0  # fused into conv1
+
+
+@pytest.mark.rtl
+def test_sim_fails_on_a_wrong_weight(build_folder, monkeypatch, capsys):
+    out, _ = build_folder("digits", "systolic16x16")
+    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(out.parent / "sim_build"))
+    original = render._hex_lines
+
+    def corrupt(words, bits):
+        text = original(words, bits)
+        if bits == 128 and len(words) > 100:  # the weight ROM: flip a bit of the first weight tile's first word
+            first, rest = text.split("\n", 1)
+            text = f"{int(first, 16) ^ 1:032x}\n{rest}"
+        return text
+
+    monkeypatch.setattr(render, "_hex_lines", corrupt)
+    assert main(["sim", str(out), "--images", "1"]) == 5
+    assert "differ from the integer reference" in capsys.readouterr().err

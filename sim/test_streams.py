@@ -1,0 +1,87 @@
+"""hg_stream_in and hg_stream_out, the AXI-Stream ports: random TVALID and TREADY gaps; every element of
+the map lands in (or leaves from) its banks in [channel][row][col] order, with TLAST on the last one,
+`done` once, and no beat taken past the end of the map."""
+import pytest
+from cocotb.triggers import RisingEdge, Timer
+
+import cocotb
+from bench import config, rng, run_bench, start, unpack
+
+R, D_W, ADDR_W = 4, 8, 10
+MAPS = {"in": dict(BASE=5, LG=1, HW=6, CHANNELS=3), "out": dict(BASE=9, LG=2, HW=4, CHANNELS=7)}
+
+
+def place(c: int, pixel: int, p: dict) -> tuple[list[int], int]:
+    """(banks holding channel c, its address) in the layout of docs/hardware.md."""
+    groups = 1 << p["LG"]
+    return [j for j in range(R) if j % groups == c % groups], p["BASE"] + (c >> p["LG"]) * p["HW"] + pixel
+
+
+@cocotb.test()
+async def input_stream(dut):
+    p, gen = config()["parameters"], rng()
+    elements = [gen.randrange(256) for _ in range(p["HW"] * p["CHANNELS"])]
+    dut.active.value, dut.s_tvalid.value = 0, 0
+    await start(dut)
+    for _ in range(2):  # two images: the port must rearm
+        memory, sent, done = {}, 0, 0
+        dut.active.value = 1
+        for _ in range(400):
+            dut.s_tvalid.value = int(sent < len(elements) + 3 and gen.random() < 0.7)  # offers beats past the end too
+            dut.s_tdata.value = elements[sent % len(elements)]
+            await RisingEdge(dut.clk)
+            taken = int(dut.s_tvalid.value) and int(dut.s_tready.value)
+            await Timer(1, unit="ns")
+            sent += taken
+            done += int(dut.done.value)
+            if int(dut.wr_en.value):
+                data = unpack(dut.wr_data.value, R, D_W, signed=False)
+                for j in range(R):
+                    if int(dut.wr_en.value) >> j & 1:
+                        memory[j, int(dut.wr_addr.value)] = data[j]
+        assert sent == len(elements) and done == 1
+        for i, v in enumerate(elements):
+            banks, address = place(i // p["HW"], i % p["HW"], p)
+            assert all(memory[j, address] == v for j in banks), f"element {i}"
+        dut.active.value = 0
+        await RisingEdge(dut.clk)
+
+
+@cocotb.test()
+async def output_stream(dut):
+    p, gen = config()["parameters"], rng()
+    total = p["HW"] * p["CHANNELS"]
+    memory = {}
+    for i in range(total):
+        banks, address = place(i // p["HW"], i % p["HW"], p)
+        memory[address] = gen.randrange(256)
+    dut.active.value, dut.m_tready.value = 0, 0
+    await start(dut)
+    for _ in range(2):
+        received, last, done = [], [], 0
+        dut.active.value = 1
+        await Timer(1, unit="ns")
+        address = int(dut.rd_addr.value)
+        for _ in range(300):
+            dut.m_tready.value = int(gen.random() < 0.6)
+            await RisingEdge(dut.clk)
+            beat = int(dut.m_tvalid.value) and int(dut.m_tready.value)
+            if beat:
+                received.append(int(dut.m_tdata.value))
+                last.append(int(dut.m_tlast.value))
+            dut.rd_data.value = memory.get(address, 0)  # the memory answers the address of the last cycle
+            await Timer(1, unit="ns")
+            address = int(dut.rd_addr.value)
+            done += int(dut.done.value)
+        want = [memory[place(i // p["HW"], i % p["HW"], p)[1]] for i in range(total)]
+        assert received == want and last == [0] * (total - 1) + [1] and done == 1
+        dut.active.value = 0
+        await RisingEdge(dut.clk)
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("direction", ["in", "out"])
+def test_stream(direction):
+    top = f"hg_stream_{direction}"
+    run_bench(__file__, top, {"R": R, "D_W": D_W, "ADDR_W": ADDR_W, **MAPS[direction]}, {"seed": 19},
+              testcase=f"{direction}put_stream")
