@@ -24,7 +24,7 @@ from .quant import BitConfig, QuantizedModel, quantize
 from .quant.calibrate import collect_stats
 from .quant.prequant import absorb_quantization
 from .quant.report import quality, quant_json
-from .report_page import write_report_page
+from .report_page import record_verification, write_report_page
 
 FALLBACK_SAMPLES = 32
 VERIFY_SAMPLES = 16
@@ -202,12 +202,14 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         if "csim" in options.verify:  # the HLS C++ must be bit-exact on the stored vectors before OUT exists
             from .hls.verify import csim_build
 
-            csim_build(tmp)
+            result = csim_build(tmp)
+            record_verification(tmp, "csim", True, f"{result.compared:,} output integers of {result.samples} samples")
         if "rtl" in options.verify:  # so must the RTL, simulated by Verilator (report.json gets its cycles)
             from .rtl.sim import sim_build_dir, simulate
 
-            simulate(tmp, build_dir=sim_build_dir())
-            write_report_page(tmp)
+            result = simulate(tmp, build_dir=sim_build_dir())
+            record_verification(tmp, "rtl", True, f"{result.compared:,} output integers of {result.images} images, "
+                                                  f"{result.cycles_per_inference:,} cycles per inference")
         if out.exists():
             shutil.rmtree(out)
         tmp.rename(out)

@@ -166,6 +166,20 @@ def _build_summary(result) -> dict:
     return summary
 
 
+@contextlib.contextmanager
+def _verdict(out: Path, check: str):
+    """Record a simulation's verdict in OUT/report.json and report.html, pass or fail."""
+    from .errors import MismatchError
+    from .report_page import record_verification
+
+    try:
+        yield
+    except MismatchError as exc:
+        record_verification(out, check, False, str(exc))
+        raise
+    record_verification(out, check, True, "bit-exact against the integer reference")
+
+
 def _stepper(console: Console):
     """A context manager per build step: a spinner while it runs, its time when done."""
 
@@ -201,7 +215,8 @@ def csim(out: str, inputs_path: str | None, portable: bool) -> None:
     """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference."""
     from .hls.verify import csim_build
 
-    result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable)
+    with _verdict(Path(out), "csim"):
+        result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable)
     out_console.print(f"csim: bit-exact: {result.compared:,} output integers of {result.samples:,} sample(s) equal "
                       f"the integer reference ({result.headers.description}; compile {result.compile_seconds:.1f} s, "
                       f"run {result.run_seconds:.2f} s)")
@@ -217,7 +232,8 @@ def sim(out: str, inputs_path: str | None, images: int | None) -> None:
     reference; records the RTL's cycles in BUILD/report.json."""
     from .rtl.sim import sim_build_dir, simulate
 
-    result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir())
+    with _verdict(Path(out), "rtl"):
+        result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir())
     gap = (result.cycles_per_inference - result.model_cycles) / result.model_cycles
     out_console.print(f"rtl: bit-exact: {result.compared:,} output integers of {result.images:,} image(s) equal the "
                       f"integer reference")

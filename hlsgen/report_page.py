@@ -30,7 +30,7 @@ def page_context(out: Path) -> dict:
     if build is None or quant is None:
         raise InputError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
     graph = json.loads((out / "integer" / "graph.json").read_text())
-    layers = report["layers"] if report else []
+    layers = (report or {}).get("layers", [])
     qlayers = {layer["name"]: layer for layer in quant["layers"]}
     tensors = quant["tensors"]
 
@@ -66,7 +66,7 @@ def page_context(out: Path) -> dict:
         if occupancy:
             charts.append(bar_chart("Buffer occupancy (peak over layers)", list(occupancy),
                                     {"used": [u for u, _ in occupancy.values()]}, percent=True, limit=1.0))
-        if report and report["total"].get("resources"):
+        if report and report.get("total", {}).get("resources"):
             charts.append(_resource_chart(report))
     weighted = quant["layers"]
     if weighted:
@@ -151,7 +151,7 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
     if "int_accuracy" in quality:
         parts.append(f"top-1 float {quality['float_accuracy']:.2%} -> integer {quality['int_accuracy']:.2%}")
     parts += [f"SQNR {k} {v:.1f} dB" for k, v in quality.get("sqnr_db", {}).items()]
-    if report:
+    if report and "total" in report:
         total = report["total"]
         parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
         if "cycles_rtl" in total:
@@ -173,3 +173,12 @@ def summarize(out: Path) -> str:
     if build is None or quant is None:
         raise InputError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
     return text_summary(build, quant, _read(out, "report.json"))
+
+
+def record_verification(out: Path, check: str, passed: bool, details: str) -> None:
+    """Note a simulation's verdict in OUT/report.json (`verification.<check>`) and redraw report.html."""
+    path = Path(out) / "report.json"
+    report = json.loads(path.read_text()) if path.is_file() else {}
+    report.setdefault("verification", {})[check] = {"passed": passed, "details": details}
+    path.write_text(json.dumps(report, indent=1) + "\n")
+    write_report_page(Path(out))
