@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import jinja2
 from markupsafe import Markup
 
 from . import __version__
 from .errors import InputError
-from .resources import data_dir
 from .svg import bar_chart, graph_drawing
+from .templating import make_environment, render_with
 
 
 def _read(out: Path, name: str) -> dict | None:
@@ -19,10 +18,6 @@ def _read(out: Path, name: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
-def _environment() -> jinja2.Environment:
-    return jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("templates") / "report")),
-                              undefined=jinja2.StrictUndefined, autoescape=True,
-                              trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
 
 
 def page_context(out: Path) -> dict:
@@ -160,7 +155,8 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
 
 
 def write_report_page(out: Path) -> Path:
-    html = _environment().get_template("report.html.j2").render(**page_context(Path(out)))
+    html = render_with(make_environment("report", autoescape=True), "report", "report.html.j2",
+                       **page_context(Path(out)))
     path = Path(out) / "report.html"
     path.write_text(html)
     return path

@@ -1,19 +1,13 @@
-"""The one Jinja environment that prints every HLS artefact from `templates/hls/*.j2`.
-
-StrictUndefined: a variable the Python side forgot fails the build instead of printing nothing. A template
-error is re-raised as `TemplateError` naming the template (and the line, when Jinja knows it).
-"""
+"""The Jinja environment that prints every HLS artefact from `templates/hls/*.j2` (`hlsgen.templating`)."""
 from __future__ import annotations
 
 import functools
 
 import jinja2
 
-from ..resources import data_dir
+from ..templating import TemplateError, make_environment, render_with
 
-
-class TemplateError(Exception):
-    """A template failed to render: a bug in hlsgen (a template and its Python side disagree)."""
+__all__ = ["TemplateError", "chomp", "environment", "guarded", "render"]
 
 
 SYNTHESIS_ONLY = ("#ifdef __SYNTHESIS__", "#endif")
@@ -35,36 +29,9 @@ def chomp(text: str) -> str:
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(str(data_dir("templates") / "hls")),
-        undefined=jinja2.StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        autoescape=False,
-    )
-    env.globals["guarded"] = guarded
-    env.filters["chomp"] = chomp
-    return env
+    return make_environment("hls", filters={"chomp": chomp}, globals_={"guarded": guarded})
 
 
 def render(template: str, **context) -> str:
     """Render `templates/hls/<template>` with `context`; every failure names the template."""
-    try:
-        return environment().get_template(template).render(**context)
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(f"templates/hls/{template}, line {exc.lineno}: {exc.message}") from exc
-    except Exception as exc:  # undefined variables, and errors raised while an expression evaluates
-        raise TemplateError(f"{_where(exc, template)}: {type(exc).__name__}: {exc}") from exc
-
-
-def _where(exc: Exception, template: str) -> str:
-    """The innermost template (an included one, if the error is there) and line the error came from."""
-    where = f"templates/hls/{template}"
-    tb = exc.__traceback__
-    while tb is not None:
-        name = tb.tb_frame.f_code.co_filename
-        if name.endswith(".j2"):
-            where = f"templates/hls/{name.rsplit('/', 1)[-1]}, line {tb.tb_lineno}"
-        tb = tb.tb_next
-    return where
+    return render_with(environment(), "hls", template, **context)
