@@ -1,14 +1,15 @@
 """RTL benchmark: bit-exactness, cycles (RTL against the performance model), PE utilization, Verilator
 build and run times on the test models, and Yosys resources of the example's accelerator.
 
-    python bench/rtl.py [--models digits,mnist-8,residual,mobilenet] [--targets systolic16x16,systolic8x8]
+    python bench/rtl.py [--models digits,mnist,residual,mobilenet] [--targets systolic16x16,systolic8x8]
                         [--images N] [--synth systolic16x16] [--json results.json]
 
-Each model is built with `hlsgen build` (digits on examples/digits/calib.npz, mnist-8 on its three test
-inputs, the zoo models on 48 `zoo.calibration_data` images) and simulated by `hlsgen.rtl.sim` on its test
-images (all of them unless --images): the Verilator build is timed from scratch (only the Verilator
-runtime library is shared between builds). `--synth` runs Yosys `synth_xilinx -flatten` on the example's
-generated top for each target named (the target's family: xc7 for Zynq-7000, xcup for UltraScale+).
+Each model (sim/models.py: the example, mnist-8, the zoo's residual and mobilenet) is built with
+`hlsgen build` and simulated by `hlsgen.rtl.sim` on its test images (all of them unless --images): the
+Verilator build is timed from scratch (only the Verilator runtime library is shared between builds);
+"run s" is the whole simulator process, cycles/s the free-running simulation speed (cocotb's own timing,
+without the process start-up). `--synth` runs Yosys `synth_xilinx -flatten` on the example's generated
+top for each target named (the target's family: xc7 for Zynq-7000, xcup for UltraScale+).
 """
 from __future__ import annotations
 
@@ -22,32 +23,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run from a checkout without installing
 
-import numpy as np  # noqa: E402
-import onnx  # noqa: E402
-from onnx import numpy_helper  # noqa: E402
-
-from hlsgen import zoo  # noqa: E402
 from hlsgen.cli import main  # noqa: E402
 from hlsgen.hw import load_target  # noqa: E402
 from hlsgen.rtl.sim import simulate  # noqa: E402
 
-EXAMPLE = ROOT / "examples" / "digits"
-MNIST = ROOT / "tests" / "data" / "mnist-8"
-
-
-def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
-    """(model, calibration npz, test npz)."""
-    if name == "digits":
-        return EXAMPLE / "digits.onnx", EXAMPLE / "calib.npz", EXAMPLE / "test.npz"
-    if name == "mnist-8":
-        load = lambda i: numpy_helper.to_array(onnx.load_tensor(str(MNIST / f"test_data_set_{i}" / "input_0.pb")))  # noqa: E731
-        np.savez(folder / "mnist.npz", Input3=np.concatenate([load(i) for i in range(3)]))
-        return MNIST / "model.onnx", folder / "mnist.npz", folder / "mnist.npz"
-    model = zoo.ZOO[name]()
-    onnx.save(model, str(folder / f"{name}.onnx"))
-    np.savez(folder / "calib.npz", image=zoo.calibration_data(model, n=48, seed=0))
-    np.savez(folder / "test.npz", image=zoo.calibration_data(model, n=32, seed=1))
-    return folder / f"{name}.onnx", folder / "calib.npz", folder / "test.npz"
+sys.path.insert(0, str(ROOT / "sim"))
+from models import model_files  # noqa: E402
 
 
 def build(name: str, target: str, scratch: Path) -> tuple[Path, Path]:
@@ -62,7 +43,7 @@ def build(name: str, target: str, scratch: Path) -> tuple[Path, Path]:
 
 def simulate_row(name: str, target: str, scratch: Path, images: int | None) -> dict:
     out, test = build(name, target, scratch)
-    result = simulate(out, test, images, scratch / "sim_build" / f"{name}_{target}")
+    result = simulate(out, test, images, scratch / "sim_build")
     report = json.loads((out / "report.json").read_text())
     total = report["total"]
     simulated = result.images * result.cycles_per_inference
@@ -73,7 +54,7 @@ def simulate_row(name: str, target: str, scratch: Path, images: int | None) -> d
         "gap": round((result.cycles_per_inference - result.model_cycles) / result.model_cycles, 4),
         "utilization_rtl": total["utilization"], "utilization_model": total["utilization_model"],
         "verilator_build_s": round(result.build_seconds, 1), "run_s": round(result.run_seconds, 2),
-        "cycles_per_s": round(simulated / result.run_seconds),
+        "sim_s": round(result.sim_seconds, 3), "cycles_per_s": round(simulated / max(result.sim_seconds, 1e-3)),
         "layers": [(layer["name"], layer["cycles"], layer.get("cycles_rtl")) for layer in report["layers"]],
     }
 
@@ -95,7 +76,7 @@ def synth_row(target: str, scratch: Path) -> dict:
 
 def main_bench() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--models", default="digits,mnist-8,residual,mobilenet")
+    parser.add_argument("--models", default="digits,mnist,residual,mobilenet")
     parser.add_argument("--targets", default="systolic16x16,systolic8x8")
     parser.add_argument("--images", type=int, default=None)
     parser.add_argument("--synth", default="systolic16x16", help="targets to synthesize the example for ('' for none)")

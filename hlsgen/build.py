@@ -207,7 +207,7 @@ def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quant
         if "rtl" in options.verify:  # so must the RTL, simulated by Verilator (report.json gets its cycles)
             from .rtl.sim import sim_build_dir, simulate
 
-            result = simulate(tmp, build_dir=sim_build_dir())
+            result = simulate(tmp, build_root=sim_build_dir())
             record_verification(tmp, "rtl", True, f"{result.compared:,} output integers of {result.images} images, "
                                                   f"{result.cycles_per_inference:,} cycles per inference")
         if out.exists():

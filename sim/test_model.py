@@ -9,13 +9,14 @@ import pytest
 
 from bench import build_root
 from hlsgen.rtl.sim import simulate
+from models import NAMES
 
 CYCLE_TOLERANCE = 0.05
 
 
 def check(build_folder, name: str, target: str, images: int | None) -> None:
     out, test = build_folder(name, target)
-    result = simulate(out, test, images, build_root() / f"model_{name}_{target}")
+    result = simulate(out, test, images, build_root())
     assert not result.mismatches and result.compared == result.images * 10
     gap = abs(result.cycles_per_inference - result.model_cycles) / result.model_cycles
     assert gap <= CYCLE_TOLERANCE, f"{result.cycles_per_inference} RTL cycles vs {result.model_cycles} modelled"
@@ -31,6 +32,6 @@ def test_model_is_bit_exact_on_a_few_images(build_folder, name, target):
 @pytest.mark.rtl
 @pytest.mark.slow
 @pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
-@pytest.mark.parametrize("name", ["digits", "mnist", "residual", "mobilenet"])
+@pytest.mark.parametrize("name", NAMES)
 def test_model_is_bit_exact_on_every_test_image(build_folder, name, target):
     check(build_folder, name, target, None)

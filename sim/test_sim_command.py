@@ -4,14 +4,16 @@ import json
 
 import pytest
 
+from bench import build_root
 from hlsgen.cli import main
 from hlsgen.rtl import render
+
 
 
 @pytest.mark.rtl
 def test_sim_records_rtl_cycles(build_folder, monkeypatch, capsys):
     out, _ = build_folder("digits", "systolic16x16")
-    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(out.parent / "sim_build"))
+    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))  # shares test_model.py's build
     assert main(["sim", str(out), "--images", "2"]) == 0
     printed = capsys.readouterr().out
     assert "bit-exact: 20 output integers of 2 image(s)" in printed and "cycles per inference" in printed
@@ -26,7 +28,7 @@ def test_sim_records_rtl_cycles(build_folder, monkeypatch, capsys):
 @pytest.mark.rtl
 def test_sim_fails_on_a_wrong_weight(build_folder, monkeypatch, capsys):
     out, _ = build_folder("digits", "systolic16x16")
-    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(out.parent / "sim_build"))
+    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))  # shares test_model.py's build
     original = render._hex_lines
 
     def corrupt(words, bits):
@@ -38,4 +40,5 @@ def test_sim_fails_on_a_wrong_weight(build_folder, monkeypatch, capsys):
 
     monkeypatch.setattr(render, "_hex_lines", corrupt)
     assert main(["sim", str(out), "--images", "1"]) == 5
-    assert "differ from the integer reference" in capsys.readouterr().err
+    message = capsys.readouterr().err
+    assert "differ from the integer reference" in message and "first wrong value: layer conv1+pool1" in message

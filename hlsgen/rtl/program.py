@@ -95,6 +95,11 @@ class _Compiler:
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
         if len(g.inputs) != 1 or len(g.outputs) != 1:
             raise UnsupportedModelError("the RTL streams one input and one output")
+        widths = self.target.widths
+        if widths.operand_bits > 8 or widths.accumulator_bits > 48:
+            raise UnsupportedModelError("the RTL keeps activations in bytes and partial sums in at most 48 bits "
+                                        f"(target {self.target.name}: {widths.operand_bits}-bit operands, "
+                                        f"{widths.accumulator_bits}-bit accumulators)")
         self.storage[g.inputs[0]] = g.inputs[0]
         for node in g.topological():
             self._schedule(node)
@@ -131,6 +136,11 @@ class _Compiler:
             self.fail(node, "no RTL unit implements this op")
 
     def _add_layer(self, node: Node, kind: int, inputs: list[str]) -> None:
+        for t in inputs:  # a Reshape only renames a map when a Dense reads it flattened
+            if self.storage[t] != t and not (node.op == "QDense" and len(self.graph.shape(t)) == 2):
+                self.fail(node, f"it reads {t!r}, a reshaped feature map; only a Dense layer may (as a Flatten)")
+        if node.op == "QConv" and max(node.attrs.conv.strides) > 15:
+            self.fail(node, "strides above 15 are not implemented in the RTL")
         out = node.outputs[0]
         self.storage[out] = out
         self.layers.append(Layer(node.name, kind, node, [self.storage[t] for t in inputs], out, [node.name]))

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import jinja2
 
+from ..hw.tiling import accumulator_depth
 from ..resources import data_dir
 from . import rtl_sources
-from .program import Program
+from .program import PARAM_FIELDS, Program
 
 MEMORIES = ("weights", "taps", "params", "lut")
 Z_W = 10  # zero points and clamp bounds
@@ -106,9 +107,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     top = module_name(program.name)
     fields = config_fields(program)
     inp, out = program.maps[program.input_map], program.maps[program.output_map]
-    lut_bits = t.widths.operand_bits
     word_bits = {"weights": program.cols * t.widths.operand_bits, "taps": program.rows * program.widths["TAP_W"],
-                 "params": program.cols * (t.widths.accumulator_bits + 38), "lut": lut_bits}
+                 "params": program.cols * (t.widths.accumulator_bits + PARAM_FIELDS), "lut": t.widths.operand_bits}
     memories = []
     for name in MEMORIES:
         path = folder / f"{name}.mem"
@@ -116,9 +116,9 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         memories.append(path)
     context = dict(
         top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
-        w=program.widths, z_w=Z_W, inp=inp, out=out, acc_depth=_acc_depth(program),
+        w=program.widths, z_w=Z_W, inp=inp, out=out, acc_depth=accumulator_depth(t),
         depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES}, lut_used=bool(program.lut),
-        word_bits=word_bits, pool_depth=_pool_depth(program),
+        pool_depth=_pool_depth(program),
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))
     (folder / f"{top}_tb.v").write_text(render("tb.v.j2", **context))
@@ -135,9 +135,3 @@ def _pool_depth(program: Program) -> int:
     """Entries of the writer's pooling row buffer: a power of two above the widest pooled row."""
     widest = max([layer.fields["pool_w"] for layer in program.layers if layer.fields["pool"]], default=1)
     return 1 << max(widest - 1, 1).bit_length()
-
-
-def _acc_depth(program: Program) -> int:
-    from ..hw.tiling import accumulator_depth
-
-    return accumulator_depth(program.target)

@@ -40,9 +40,11 @@ class Design:
     build_args: tuple[str, ...] = BUILD_ARGS
 
     def fingerprint(self) -> str:
+        """Of the sources' names and contents (not their folder: a build folder may be moved), parameters
+        and flags."""
         digest = hashlib.sha256()
         for src in self.sources:
-            digest.update(str(src).encode() + b"\0" + Path(src).read_bytes())
+            digest.update(Path(src).name.encode() + b"\0" + Path(src).read_bytes())
         digest.update(json.dumps([self.toplevel, sorted(self.parameters.items()), list(self.build_args)],
                                  default=str).encode())
         return digest.hexdigest()
@@ -75,8 +77,9 @@ def build(design: Design, log_file: Path | None = None) -> float:
         return 0.0
     use_tools()
     start = time.perf_counter()
-    stamp.unlink(missing_ok=True)
-    design.build_dir.mkdir(parents=True, exist_ok=True)
+    if design.build_dir.exists():  # a stale build's dependency files can name headers that no longer exist
+        shutil.rmtree(design.build_dir)
+    design.build_dir.mkdir(parents=True)
     shared = _runtime_cache(design.build_dir.parent)
     _copy_objects(shared, design.build_dir)
     _verilator_runner().build(
@@ -105,14 +108,18 @@ def _runtime_cache(root: Path) -> Path | None:
 
 
 def _copy_objects(src: Path | None, dst: Path | None) -> None:
+    """Copy the runtime objects (each .d before its .o, each by an atomic rename: a build running at the
+    same time sees a whole object or none)."""
     if src is None or dst is None or not src.is_dir():
         return
     dst.mkdir(parents=True, exist_ok=True)
     for name in RUNTIME_OBJECTS:
         obj, dep = src / f"{name}.o", src / f"{name}.d"
         if obj.is_file() and dep.is_file() and not (dst / obj.name).is_file():
-            shutil.copy2(dep, dst / dep.name)
-            shutil.copy2(obj, dst / obj.name)
+            for path in (dep, obj):
+                partial = dst / f".{path.name}.{os.getpid()}"
+                shutil.copy2(path, partial)
+                partial.replace(dst / path.name)
 
 
 def run(design: Design, test_module: str | Path, test_dir: Path, env: dict[str, str] | None = None,

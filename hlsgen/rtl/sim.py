@@ -34,8 +34,9 @@ class SimResult:
     input_cycles: int
     model_cycles: int
     build_seconds: float
-    run_seconds: float
-    mismatches: list[str] = field(default_factory=list)
+    run_seconds: float  # the whole simulator process
+    sim_seconds: float  # the simulation itself (cocotb's real time), without start-up
+    mismatches: list[str] = field(default_factory=list)  # "image i element k: rtl v, reference w"
 
     @property
     def cycles_per_inference(self) -> int:
@@ -43,16 +44,16 @@ class SimResult:
 
 
 def simulate(folder: Path, inputs: Path | None = None, images: int | None = None,
-             build_dir: Path | None = None) -> SimResult:
-    """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`)."""
+             build_root: Path | None = None) -> SimResult:
+    """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`). The
+    Verilator build goes to OUT/sim/build, or to a folder of `build_root` named after the design."""
     from ..build import load_build
-    from ..hw import load_target, map_model
+    from ..hw import map_model
     from ..npz_io import read_npz
 
     folder = Path(folder)
     quantized = load_build(folder)
-    manifest = json.loads((folder / "build.json").read_text())
-    target = load_target(manifest["target"])
+    target = _build_target(folder)
     graph = quantized.graph
     if inputs is not None:
         int_inputs = quantized.quantize_inputs(read_npz(inputs))
@@ -78,9 +79,9 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     log = work / "sim.log"
     log.unlink(missing_ok=True)
 
-    capacity = MAX_IMAGES * (1 << max(count - 1, 0).bit_length() // MAX_IMAGES.bit_length()) if count > MAX_IMAGES \
-        else MAX_IMAGES
-    design = Design(files.tb, list(files.sources), Path(build_dir or work / "build"), {"MAX_IMAGES": max(capacity, count)})
+    capacity = max(MAX_IMAGES, 1 << (count - 1).bit_length())  # a power of two: few distinct builds
+    build_dir = Path(build_root) / f"{files.tb}_{target.name}" if build_root else work / "build"
+    design = Design(files.tb, list(files.sources), build_dir, {"MAX_IMAGES": capacity})
     try:
         build_seconds = build(design, log_file=work / "build.log")
         start = time.perf_counter()
@@ -93,12 +94,45 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
                         f"{work}/run.log") from None
     if tests == 0 or failed:
         raise MismatchError(f"the RTL simulation did not finish (see {work}/run.log)")
-    result = _compare(_parse(log), expected, program, target, mapping, count, build_seconds, run_seconds)
+    sim_seconds = _simulation_time(work / "run.log") or run_seconds
+    result = _compare(_parse(log), expected, program, target, mapping, count, build_seconds, run_seconds, sim_seconds)
     _record(folder / "report.json", result, program, mapping)
     if result.mismatches:
+        image = int(result.mismatches[0].split()[1])
+        where = _first_wrong_layer(design, work, env, program, int_inputs, image)
         raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
-                            + "; ".join(result.mismatches[:5]))
+                            + "; ".join(result.mismatches[:3]) + (f"; first wrong value: {where}" if where else ""))
     return result
+
+
+def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_inputs: dict, image: int) -> str | None:
+    """Simulate up to `image` again, logging every activation write, and name the first wrong value."""
+    from .trace import first_difference
+
+    trace = work / "trace.log"
+    run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "trace_run.log",
+        plusargs=[f"+images={image + 1}", "+trace=1"])
+    (work / "sim.log").replace(trace)
+    return first_difference(program, trace.read_text().splitlines(), int_inputs, image)
+
+
+def _build_target(folder: Path):
+    """The build's target: as given to `hlsgen build` (a name or a .yaml path, from OUT/config.yaml), else
+    the built-in target of that name (OUT/build.json)."""
+    import yaml
+
+    from ..hw import load_target
+
+    names = []
+    if (folder / "config.yaml").is_file():
+        names.append(str((yaml.safe_load((folder / "config.yaml").read_text()) or {}).get("target", "")))
+    names.append(json.loads((folder / "build.json").read_text())["target"])
+    for name in filter(None, names):
+        try:
+            return load_target(name)
+        except InputError:
+            continue
+    raise InputError(f"{folder}: cannot find its target {names[-1]!r} (a target .yaml moved since the build?)")
 
 
 def _parse(log: Path) -> dict:
@@ -116,8 +150,17 @@ def _parse(log: Path) -> dict:
     return parsed
 
 
+def _simulation_time(run_log: Path) -> float | None:
+    """The REAL TIME column of cocotb's summary line for the test (seconds spent simulating)."""
+    for line in run_log.read_text(errors="replace").splitlines():
+        fields = line.replace("*", " ").split()
+        if len(fields) >= 5 and fields[0].endswith("stream_images") and fields[1] in ("PASS", "FAIL"):
+            return float(fields[3])
+    return None
+
+
 def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count: int, build_seconds: float,
-             run_seconds: float) -> SimResult:
+             run_seconds: float, sim_seconds: float) -> SimResult:
     out = program.maps[program.output_map]
     bits = target.widths.operand_bits
     mismatches = []
@@ -133,7 +176,7 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
     first = parsed["layer"].get(0, {})
     layer_cycles = {layer.name: first.get(i, 0) for i, layer in enumerate(program.layers)}
     return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
-                     build_seconds, run_seconds, mismatches)
+                     build_seconds, run_seconds, sim_seconds, mismatches)
 
 
 def _record(path: Path, result: SimResult, program, mapping) -> None:
@@ -161,12 +204,13 @@ def _record(path: Path, result: SimResult, program, mapping) -> None:
         "images": result.images, "output_integers": result.compared, "bit_exact": not result.mismatches,
         "cycles_model": result.model_cycles, "input_cycles": result.input_cycles,
         "verilator_build_s": round(result.build_seconds, 2), "run_s": round(result.run_seconds, 2),
-        "simulated_cycles_per_s": round(sum(result.cycles) / result.run_seconds) if result.run_seconds else None,
+        "simulation_s": round(result.sim_seconds, 3),
+        "simulated_cycles_per_s": round(sum(result.cycles) / max(result.sim_seconds, 1e-3)),
     }
     path.write_text(json.dumps(report, indent=1) + "\n")
 
 
 def sim_build_dir() -> Path | None:
-    """HLSGEN_SIM_BUILD: where to keep Verilator builds instead of OUT/sim/build (tests share one)."""
+    """HLSGEN_SIM_BUILD: a folder that keeps the Verilator builds instead of OUT/sim/build (tests share it)."""
     value = os.environ.get("HLSGEN_SIM_BUILD")
     return Path(value) if value else None

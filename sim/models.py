@@ -1,0 +1,36 @@
+"""The test models of the whole-model benches and of bench/rtl.py, with their calibration and test images:
+the example (digits), mnist-8 (its three test inputs are all the data it ships with: they calibrate and
+test), and the zoo's residual and mobilenet networks (48 calibration, 32 held-out test images)."""
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+from hlsgen import zoo
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "digits"
+MNIST = ROOT / "tests" / "data" / "mnist-8"
+NAMES = ("digits", "mnist", "residual", "mobilenet")
+
+
+def mnist_images() -> np.ndarray:
+    load = lambda i: numpy_helper.to_array(onnx.load_tensor(str(MNIST / f"test_data_set_{i}" / "input_0.pb")))  # noqa: E731
+    return np.concatenate([load(i) for i in range(3)])
+
+
+def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
+    """(model.onnx, calibration npz, test-image npz) of a test model; generated files go to `folder`."""
+    if name == "digits":
+        return EXAMPLE / "digits.onnx", EXAMPLE / "calib.npz", EXAMPLE / "test.npz"
+    if name == "mnist":
+        images = folder / "mnist_images.npz"
+        np.savez(images, Input3=mnist_images())
+        return MNIST / "model.onnx", images, images
+    model = zoo.ZOO[name]()
+    path = folder / f"{name}.onnx"
+    onnx.save(model, str(path))
+    np.savez(folder / "calib.npz", image=zoo.calibration_data(model, n=48, seed=0))
+    np.savez(folder / "test.npz", image=zoo.calibration_data(model, n=32, seed=1))
+    return path, folder / "calib.npz", folder / "test.npz"
