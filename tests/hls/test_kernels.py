@@ -89,7 +89,7 @@ def test_family_is_bit_exact(name, tmp_path):
 
 def test_leaky_relu_and_lut_with_the_vendor_headers(tmp_path):
     if vendor_headers() is None:
-        pytest.skip("hls4ml (the vendor ap_types headers) is not installed")
+        pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
     model, calib = conv1d_model()
     result = generate_and_csim(model, calib, tmp_path, portable=False)
     assert result.headers.kind == "vendor" and result.mismatches == 0
@@ -101,7 +101,7 @@ def test_input_zero_points_and_4_bit_weights_of_pre_quantized_models(tmp_path, p
     from tests.quant.test_prequant import build_int, qdq_conv_model
 
     if not portable and vendor_headers() is None:
-        pytest.skip("hls4ml (the vendor ap_types headers) is not installed")
+        pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
     for i, (model, low, high) in enumerate([(qdq_conv_model()[0], -3, 3), (brevitas_conv_model(RNG)[0], -2, 2)]):
         shape = [d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim]
         x = RNG.uniform(low, high, (8, *shape[1:])).astype(np.float32)
