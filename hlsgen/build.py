@@ -13,7 +13,7 @@ from typing import Callable
 import numpy as np
 
 from .config import apply_layer_overrides, dump_yaml, resolved_config
-from .errors import InputError
+from .errors import DataError, PathError, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .hw import Target, load_target
 from .ir import Graph
@@ -75,6 +75,7 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
         if absorb_quantization(graph):
             graph.notices.append("the model is pre-quantized: its scales, zero points, bit widths and integer weights are kept")
         optimize(graph)
+        _check_batch_axes(graph)
     with step("calibrate"):
         calib, labels = _calibration(graph, options.calib, user_warnings)
         stats = collect_stats(graph, calib)
@@ -106,19 +107,26 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
     return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping)
 
 
+def _check_batch_axes(graph: Graph) -> None:
+    scalars = [name for name in graph.inputs if not graph.shape(name)]
+    if scalars:
+        raise UnsupportedModelError(f"input(s) {scalars} are scalars; hlsgen compiles models whose inputs have a "
+                                    "batch axis (N, C, ...)")
+
+
 def _parse_bits(bits: str) -> int | str:
     if bits == "auto":
         return "auto"
     if bits.isdigit() and 2 <= int(bits) <= 8:
         return int(bits)
-    raise InputError(f"--bits {bits!r}: give a width from 2 to 8 (e.g. 8, 6, 4) or 'auto'")
+    raise UsageError(f"--bits {bits!r}: give a width from 2 to 8 (e.g. 8, 6, 4) or 'auto'")
 
 
 def _budget(options: BuildOptions, labels: np.ndarray | None) -> tuple[float | None, float | None]:
     if options.max_accuracy_drop is not None:
         if labels is None:
-            raise InputError("--max-accuracy-drop needs a 'labels' array in the calibration npz; "
-                             "without labels use --min-sqnr DB")
+            raise DataError("--max-accuracy-drop needs a 'labels' array in the calibration npz; "
+                            "without labels use --min-sqnr DB")
         return options.max_accuracy_drop, None
     if options.min_sqnr_db is not None:
         return None, options.min_sqnr_db
@@ -143,19 +151,19 @@ def _calibration(graph: Graph, path: Path | None, user_warnings: list[str]) -> t
             continue
         bad = int((~np.isfinite(value)).sum())
         if bad:
-            raise InputError(f"calibration data {path}: array {name!r} holds {bad} NaN/Inf value(s); clean it first")
+            raise DataError(f"calibration data {path}: array {name!r} holds {bad} NaN/Inf value(s); clean it first")
     labels = arrays.get(LABELS_KEY)
     if labels is not None:
         count = next(iter(feeds.values())).shape[0]
         if labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer):
-            raise InputError(f"calibration data {path}: 'labels' must be {count} integers, got "
-                             f"{labels.dtype} {labels.shape}")
+            raise DataError(f"calibration data {path}: 'labels' must be {count} integers, got "
+                            f"{labels.dtype} {labels.shape}")
     return feeds, labels
 
 
 def _check_out_dir(out: Path) -> None:
     if out.exists() and not (out.is_dir() and (out / BUILD_MARKER).is_file()):
-        raise InputError(f"{out} exists and is not an hlsgen build folder; choose another -o or remove it")
+        raise PathError(f"{out} exists and is not an hlsgen build folder; choose another -o or remove it")
 
 
 def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
@@ -225,7 +233,7 @@ def load_build(folder: Path) -> QuantizedModel:
 
     folder = Path(folder)
     if not (folder / BUILD_MARKER).is_file():
-        raise InputError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
+        raise PathError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
     quant = json.loads((folder / "quant.json").read_text())
     host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
     lowered = Lowered(load_graph(folder / "integer"), [], {}, host_softmax)

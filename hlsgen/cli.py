@@ -16,11 +16,9 @@ from rich.table import Table
 
 from . import __version__
 from .analysis import NodeCost
-from .errors import HlsgenError
+from .errors import INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, PathError
 from .model import Model, load_onnx
 from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
-
-INTERNAL_ERROR_EXIT = 70
 
 out = out_console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -282,22 +280,28 @@ def _cost_table(title: str, costs: list[NodeCost]) -> Table:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Entry point: run the click group and turn exceptions into one-line messages and exit codes."""
+    """Entry point: run the click group and turn exceptions into one-line messages and the exit codes of
+    hlsgen.errors.EXIT_CODES."""
     try:
         cli.main(args=argv, prog_name="hlsgen", standalone_mode=False)
         return 0
-    except click.exceptions.Abort:
-        err.print("aborted")
-        return 130
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        err.print("interrupted: nothing was written")
+        return INTERRUPTED_EXIT
+    except click.UsageError as exc:
+        command = exc.ctx.command_path if exc.ctx else "hlsgen"
+        err.print(f"error: {exc.format_message()} (see `{command} --help`)", soft_wrap=True)
+        return USAGE_EXIT
     except click.ClickException as exc:
-        exc.show()
-        return exc.exit_code
+        err.print(f"error: {exc.format_message()}", soft_wrap=True)
+        return USAGE_EXIT
     except HlsgenError as exc:
         err.print(f"error: {exc}", soft_wrap=True)
         return exc.exit_code
-    except KeyboardInterrupt:
-        err.print("interrupted")
-        return 130
+    except OSError as exc:  # the file system refused: permissions, a full disk, a read-only folder
+        where = f": {exc.filename}" if exc.filename else ""
+        err.print(f"error: {exc.strerror or exc}{where}; check the path and its permissions", soft_wrap=True)
+        return PathError.exit_code
     except Exception as exc:  # a bug in hlsgen: say so without burying the user in a traceback
         if os.environ.get("HLSGEN_DEBUG"):
             traceback.print_exc()

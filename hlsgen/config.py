@@ -19,7 +19,7 @@ from typing import Any
 
 import yaml
 
-from .errors import InputError
+from .errors import PathError, UsageError
 from .ir import Graph
 from .quant import BitConfig
 
@@ -31,25 +31,25 @@ WEIGHTED_OPS = ("Conv", "Dense")
 def load_config(path: str | Path) -> dict[str, Any]:
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: no such config file")
+        raise PathError(f"{p}: no such config file")
     try:
         data = yaml.safe_load(p.read_text()) or {}
     except yaml.YAMLError as exc:
-        raise InputError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        raise UsageError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
     if not isinstance(data, dict):
-        raise InputError(f"{p}: the config must be a mapping of option names to values")
+        raise UsageError(f"{p}: the config must be a mapping of option names to values")
     unknown = sorted(set(data) - OPTION_KEYS)
     if unknown:
-        raise InputError(f"{p}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}")
+        raise UsageError(f"{p}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}")
     layers = data.get("layers") or {}
     if not isinstance(layers, dict):
-        raise InputError(f"{p}: 'layers' maps a layer name or op type to {{weight_bits, act_bits}}")
+        raise UsageError(f"{p}: 'layers' maps a layer name or op type to {{weight_bits, act_bits}}")
     for key, override in layers.items():
         if not isinstance(override, dict) or set(override) - LAYER_KEYS:
-            raise InputError(f"{p}: layers.{key} may only set {sorted(LAYER_KEYS)}")
+            raise UsageError(f"{p}: layers.{key} may only set {sorted(LAYER_KEYS)}")
         for field, bits in override.items():
             if not isinstance(bits, int) or not 2 <= bits <= 8:
-                raise InputError(f"{p}: layers.{key}.{field} must be a width from 2 to 8, got {bits!r}")
+                raise UsageError(f"{p}: layers.{key}.{field} must be a width from 2 to 8, got {bits!r}")
     if isinstance(data.get("verify"), str):
         data["verify"] = [v.strip() for v in data["verify"].split(",") if v.strip()]
     return data
@@ -62,7 +62,7 @@ def apply_layer_overrides(bits: BitConfig, graph: Graph, layers: dict[str, dict]
     known = set(graph.nodes) | {node.op for node in graph.nodes.values()}
     unknown = sorted(set(layers) - known)
     if unknown:
-        raise InputError(f"config layers {unknown} match no layer name or op type of the optimized model "
+        raise UsageError(f"config layers {unknown} match no layer name or op type of the optimized model "
                          f"(layers: {', '.join(graph.nodes)})")
     weight_bits, act_bits = dict(bits.layer_weight_bits), dict(bits.tensor_act_bits)
     for node in graph.topological():

@@ -1,24 +1,87 @@
-"""User-facing errors: each carries a one-line message and the process exit code.
+"""User-facing errors: each carries a one-line message and a distinct process exit code.
 
-Exit codes (the README lists them): 2 bad input (files, models, unsupported ops, data, options, budgets),
-3 the design does not fit the target, 4 a required tool is missing or failed, 5 a simulation disagrees with
-the integer reference, 70 an internal error, 130 interrupted.
+The README's exit-code table lists them; `EXIT_CODES` below is that table's source, and a test keeps the
+two in step. Codes 3, 4 and 5 predate the others and keep their meaning.
 """
 from __future__ import annotations
 
+INTERNAL_ERROR_EXIT = 70  # a bug in hlsgen (EX_SOFTWARE)
+INTERRUPTED_EXIT = 130  # Ctrl-C (128 + SIGINT)
+USAGE_EXIT = 2  # a bad option value or config file (click's usage errors use 2 as well)
+
 
 class HlsgenError(Exception):
-    """An error the user can act on; the CLI prints its message and exits with `exit_code`."""
+    """An error the user can act on; the CLI prints its message on one line and exits with `exit_code`."""
 
-    exit_code = 2
+    exit_code = USAGE_EXIT
+    what = "a bad command-line option or config file: unknown or out-of-range value, malformed YAML"
 
 
-class InputError(HlsgenError):
-    """A missing, unreadable or malformed model or data file."""
+class UsageError(HlsgenError):
+    """An option value (or a config file entry) that hlsgen cannot use."""
+
+
+class MappingError(HlsgenError):
+    """A layer does not fit the target: names the layer and the buffer, limit or resource that overflows."""
+
+    exit_code = 3
+    what = "the design does not fit the target: a layer overflows a buffer or limit, or the device's resources"
+
+
+class ToolError(HlsgenError):
+    """A tool the step needs (g++, Verilator) is missing or failed for a reason outside the design."""
+
+    exit_code = 4
+    what = "a tool a step needs (g++, Verilator) is missing or failed"
+
+
+class MismatchError(HlsgenError):
+    """A simulation's output differs from the integer reference: names the first layer, image and element."""
+
+    exit_code = 5
+    what = "C simulation or RTL simulation differs from the integer reference (names layer, image, element)"
+
+
+class PathError(HlsgenError):
+    """A path that does not exist or is of the wrong kind, or a folder that is not (or must not be) a build."""
+
+    exit_code = 6
+    what = "a missing or wrong path: no such file, a directory for a file, not a build folder, -o occupied"
+
+
+class ModelFileError(HlsgenError):
+    """A file that is not a readable, well-formed ONNX model."""
+
+    exit_code = 7
+    what = "not a readable ONNX model: truncated or not protobuf, no graph, a graph ONNX itself rejects"
 
 
 class UnsupportedModelError(HlsgenError):
     """The model uses ops, attributes or shapes that hlsgen cannot compile."""
+
+    exit_code = 8
+    what = "a valid model hlsgen cannot compile: unsupported ops (all listed), attributes, opsets, dynamic shapes"
+
+
+class TargetError(HlsgenError):
+    """An unknown target name or an invalid target description."""
+
+    exit_code = 9
+    what = "an unknown target name (the closest is suggested) or an invalid target .yaml"
+
+
+class DataError(HlsgenError):
+    """Calibration or input data that does not suit the model: shape, dtype, count, NaN/Inf, labels."""
+
+    exit_code = 10
+    what = "calibration or input data that does not fit the model: shape, dtype, no samples, NaN/Inf, labels"
+
+
+class BudgetError(HlsgenError):
+    """No bit-width assignment, not even uniform 8-bit, meets the requested quality budget."""
+
+    exit_code = 11
+    what = "--bits auto: not even uniform 8-bit meets the --max-accuracy-drop / --min-sqnr budget"
 
 
 class UnsupportedOp:
@@ -42,23 +105,12 @@ class GraphInvariantError(Exception):
     """The IR broke one of its invariants: a bug in a pass, never a user error."""
 
 
-class BudgetError(HlsgenError):
-    """No bit-width assignment, not even uniform 8-bit, meets the requested quality budget."""
-
-
-class MappingError(HlsgenError):
-    """A layer does not fit the target: names the layer and the buffer, limit or resource that overflows."""
-
-    exit_code = 3
-
-
-class ToolError(HlsgenError):
-    """A tool the step needs (g++, Verilator) is missing or failed for a reason outside the design."""
-
-    exit_code = 4
-
-
-class MismatchError(HlsgenError):
-    """A simulation's output differs from the integer reference: names the first layer, image and element."""
-
-    exit_code = 5
+EXIT_CODES: dict[int, str] = {
+    0: "success (for csim/sim/--verify: bit-exact)",
+    **{cls.exit_code: cls.what for cls in (UsageError, MappingError, ToolError, MismatchError, PathError,
+                                           ModelFileError, UnsupportedModelError, TargetError, DataError,
+                                           BudgetError)},
+    INTERNAL_ERROR_EXIT: "an internal error: a bug in hlsgen (HLSGEN_DEBUG=1 prints the traceback; please report it)",
+    INTERRUPTED_EXIT: "interrupted (Ctrl-C); OUT is left as it was",
+}
+InputError = PathError  # TEMPORARY until hls/ is updated

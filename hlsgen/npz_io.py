@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import InputError
+from .errors import DataError, PathError
 from .ir import Graph
 
 LABELS_KEY = "labels"
@@ -21,12 +21,12 @@ LABELS_KEY = "labels"
 def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     p = Path(path)
     if not p.is_file():
-        raise InputError(f"{p}: no such file")
+        raise PathError(f"{p}: no such file")
     try:
         with np.load(p, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
     except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise InputError(f"{p}: not a readable .npz file ({exc})") from None
+        raise DataError(f"{p}: not a readable .npz file ({exc})") from None
 
 
 def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
@@ -53,32 +53,32 @@ def match_inputs(graph: Graph, arrays: dict[str, np.ndarray], source: str = "inp
     data = {k: v for k, v in arrays.items() if k != LABELS_KEY}
     if len(graph.inputs) == 1 and graph.inputs[0] not in data:
         if len(data) != 1:
-            raise InputError(
+            raise DataError(
                 f"{source}: expected one array for input {graph.inputs[0]!r}, found keys {sorted(arrays)}"
             )
         data = {graph.inputs[0]: next(iter(data.values()))}
     missing = [name for name in graph.inputs if name not in data]
     if missing:
-        raise InputError(f"{source}: no array for graph input(s) {missing}; keys present: {sorted(arrays)}")
+        raise DataError(f"{source}: no array for graph input(s) {missing}; keys present: {sorted(arrays)}")
     feeds = {}
     counts = set()
     for name in graph.inputs:
         array = np.asarray(data[name])
         info = graph.tensors[name]
         if array.ndim != len(info.shape) or tuple(array.shape[1:]) != info.shape[1:]:
-            raise InputError(
+            raise DataError(
                 f"{source}: array {name!r} has shape {array.shape}, expected (N, {', '.join(map(str, info.shape[1:]))})"
             )
         if array.shape[0] == 0:
-            raise InputError(f"{source}: array {name!r} holds no samples")
+            raise DataError(f"{source}: array {name!r} holds no samples")
         if array.shape[0] % info.shape[0]:
-            raise InputError(f"{source}: {array.shape[0]} samples do not split into batches of {info.shape[0]}")
+            raise DataError(f"{source}: {array.shape[0]} samples do not split into batches of {info.shape[0]}")
         if not np.can_cast(array.dtype, info.dtype, casting="same_kind"):
-            raise InputError(f"{source}: array {name!r} has dtype {array.dtype}, expected {info.dtype}")
+            raise DataError(f"{source}: array {name!r} has dtype {array.dtype}, expected {info.dtype}")
         counts.add(array.shape[0])
         feeds[name] = array.astype(info.dtype, copy=False)
     if len(counts) > 1:
-        raise InputError(f"{source}: inputs hold different sample counts {sorted(counts)}")
+        raise DataError(f"{source}: inputs hold different sample counts {sorted(counts)}")
     return feeds
 
 

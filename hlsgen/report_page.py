@@ -8,7 +8,7 @@ from pathlib import Path
 from markupsafe import Markup
 
 from . import __version__
-from .errors import InputError
+from .errors import PathError
 from .svg import bar_chart, graph_drawing
 from .templating import make_environment, render_with
 
@@ -23,7 +23,7 @@ def _read(out: Path, name: str) -> dict | None:
 def page_context(out: Path) -> dict:
     build, quant, report = _read(out, "build.json"), _read(out, "quant.json"), _read(out, "report.json")
     if build is None or quant is None:
-        raise InputError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
+        raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
     graph = json.loads((out / "integer" / "graph.json").read_text())
     layers = (report or {}).get("layers", [])
     qlayers = {layer["name"]: layer for layer in quant["layers"]}
@@ -167,7 +167,7 @@ def summarize(out: Path) -> str:
     out = Path(out)
     build, quant = _read(out, "build.json"), _read(out, "quant.json")
     if build is None or quant is None:
-        raise InputError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
+        raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
     return text_summary(build, quant, _read(out, "report.json"))
 
 

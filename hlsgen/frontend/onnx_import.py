@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers every op and importer)
-from ..errors import InputError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
+from ..errors import ModelFileError, PathError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ..ir import Graph, Node, TensorInfo
 from ..ops.registry import IMPORTERS, UnsupportedAttribute
 from ..reference.float_executor import annotate_shapes
@@ -76,16 +76,32 @@ class ImportContext:
 def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
     p = Path(path)
     if not p.exists():
-        raise InputError(f"{p}: no such file")
+        raise PathError(f"{p}: no such file")
     if p.is_dir():
-        raise InputError(f"{p}: is a directory, expected an .onnx file")
+        raise PathError(f"{p}: is a directory, expected an .onnx file")
     try:
         model = onnx.load_model(str(p))
+    except onnx.checker.ValidationError as exc:  # external data that is missing or outside the model's folder
+        raise ModelFileError(f"{p}: {_first_line(exc)}; keep the model's external data files beside it") from None
     except (DecodeError, ValueError, RuntimeError, OSError) as exc:
-        raise InputError(f"{p}: not a readable ONNX model ({type(exc).__name__}); is the file truncated?") from None
+        raise ModelFileError(f"{p}: not a readable ONNX model ({type(exc).__name__}); is the file truncated?") from None
     if not model.graph.node and not model.graph.output:
-        raise InputError(f"{p}: not an ONNX model (no graph found)")
+        raise ModelFileError(f"{p}: not an ONNX model (no graph found)")
+    _default_opset(model)  # an opset outside the supported range is reported before ONNX's own checks
+    try:
+        onnx.checker.check_model(model, full_check=True)
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+        raise ModelFileError(f"{p}: ONNX's checker rejects the model: {_first_line(exc)}; "
+                             "fix the exporter or re-export the model") from None
     return model
+
+
+def _first_line(exc: Exception) -> str:
+    """An ONNX error message without its tags, on one line."""
+    text = " ".join(str(exc).split())
+    for tag in ("[ShapeInferenceError] ", "[TypeInferenceError] ", "Inference error(s): "):
+        text = text.replace(tag, "")
+    return text.rstrip(". ")
 
 
 def read_onnx(path: str | os.PathLike) -> Graph:
@@ -110,10 +126,18 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
             continue
         for new in new_nodes:
             graph.add_node(new)
-        annotate_shapes(graph, new_nodes)
+        try:
+            annotate_shapes(graph, new_nodes)
+        except (ValueError, IndexError) as exc:  # e.g. weights whose channels do not match the input's
+            shapes = ", ".join(f"{t} {ctx.shape(t) if t in graph.tensors else graph.constants[t].shape}"
+                               for t in node.input if t)
+            raise ModelFileError(f"node {node.name or node.output[0]!r} ({node.op_type}): its inputs do not fit "
+                                 f"together ({shapes}): {_first_line(exc)}") from None
     if problems:
         raise UnsupportedOpsError(problems)
     graph.outputs = [o.name for o in model.graph.output]
+    if not graph.outputs:
+        raise ModelFileError("the model's graph declares no outputs; re-export it with its outputs")
     graph.notices = ctx.notices
     graph.prune_tensors()
     return graph
@@ -177,6 +201,9 @@ def _import_inputs(model: onnx.ModelProto, ctx: ImportContext) -> None:
                     f"input {value.name!r} has a dynamic dimension {label!r} at axis {axis}; "
                     "hlsgen needs static shapes (re-export with a fixed input size)"
                 )
-        dtype = helper.tensor_dtype_to_np_dtype(tensor_type.elem_type)
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type))
+        if dtype.kind in "bcSUO":
+            raise UnsupportedModelError(f"input {value.name!r} holds {dtype} values; hlsgen compiles numeric "
+                                        "(float or integer) inputs")
         graph.inputs.append(value.name)
-        graph.tensors[value.name] = TensorInfo(value.name, tuple(dims), str(np.dtype(dtype)))
+        graph.tensors[value.name] = TensorInfo(value.name, tuple(dims), str(dtype))

@@ -8,7 +8,7 @@ from typing import Any
 
 import yaml
 
-from ..errors import InputError
+from ..errors import TargetError
 from ..resources import data_dir
 
 DATAFLOWS = ("weight_stationary", "output_stationary")
@@ -133,10 +133,10 @@ def load_target(name_or_path: str) -> Target:
     elif not (path.suffix in (".yaml", ".yml") and path.is_file()):
         close = difflib.get_close_matches(name_or_path, builtin, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
-        raise InputError(f"unknown target {name_or_path!r}: {hint}choose one of {', '.join(builtin)} "
-                         "or give a path to a target .yaml")
+        raise TargetError(f"unknown target {name_or_path!r}: {hint}choose one of {', '.join(builtin)} "
+                          "or give a path to a target .yaml")
     try:
         data = yaml.safe_load(path.read_text())
         return _build(Target, data, "")
     except (yaml.YAMLError, _Invalid, TypeError) as exc:
-        raise InputError(f"{path}: invalid target description: {str(exc).splitlines()[0]}") from None
+        raise TargetError(f"{path}: invalid target description: {str(exc).splitlines()[0]}") from None

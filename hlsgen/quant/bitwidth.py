@@ -52,7 +52,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..analysis import graph_costs
-from ..errors import BudgetError, InputError
+from ..errors import BudgetError, DataError, UsageError
 from ..ir import Graph
 from ..npz_io import match_inputs, top1_accuracy
 from ..reference import run_graph
@@ -427,7 +427,7 @@ def search_bit_widths(
     start = time.perf_counter()
     levels = sorted({int(c) for c in candidates}, reverse=True)
     if not levels or levels[-1] < MIN_BITS or levels[0] > MAX_BITS:
-        raise InputError(f"candidate bit widths must lie in {MIN_BITS}..{MAX_BITS}, got {tuple(candidates)}")
+        raise UsageError(f"candidate bit widths must lie in {MIN_BITS}..{MAX_BITS}, got {tuple(candidates)}")
     if levels[0] != MAX_BITS:
         levels.insert(0, MAX_BITS)
     feeds = match_inputs(float_graph, calibration, "calibration data")
@@ -435,7 +435,7 @@ def search_bit_widths(
     if labels is not None:
         labels = np.asarray(labels).reshape(-1)
         if len(labels) != total:
-            raise InputError(f"calibration data: {len(labels)} labels for {total} samples")
+            raise DataError(f"calibration data: {len(labels)} labels for {total} samples")
     if labels is not None and (max_accuracy_drop is not None or min_sqnr_db is None):
         mode, limit = "accuracy", DEFAULT_MAX_ACCURACY_DROP if max_accuracy_drop is None else max_accuracy_drop
     else:

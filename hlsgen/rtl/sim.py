@@ -16,7 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..errors import InputError, MismatchError, ToolError
+from ..errors import DataError, MismatchError, TargetError, ToolError
 from .program import compile_program
 from .render import write_rtl
 from .runner import Design, build, run
@@ -64,7 +64,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     expected = quantized.run_int(int_inputs)[graph.outputs[0]]
     count = int(expected.shape[0])
     if count == 0:
-        raise InputError("no input images to simulate")
+        raise DataError("no input images to simulate")
 
     program = compile_program(graph, target)
     mapping = map_model(graph, target)
@@ -130,9 +130,9 @@ def _build_target(folder: Path):
     for name in filter(None, names):
         try:
             return load_target(name)
-        except InputError:
+        except TargetError:
             continue
-    raise InputError(f"{folder}: cannot find its target {names[-1]!r} (a target .yaml moved since the build?)")
+    raise TargetError(f"{folder}: cannot find its target {names[-1]!r} (a target .yaml moved since the build?)")
 
 
 def _parse(log: Path) -> dict:

@@ -10,6 +10,7 @@ import pytest
 
 from hlsgen.build import load_build
 from hlsgen.cli import main
+from hlsgen.errors import BudgetError, DataError, PathError, TargetError, UsageError
 from hlsgen.quant.report import sqnr_db
 from tests.cli.test_errors import assert_one_line_error, run_cli
 
@@ -99,22 +100,22 @@ def write_npz(path, **arrays):
 def test_bad_calibration_data(tmp_path, capsys, arrays, fragment):
     calib = write_npz(tmp_path / "c.npz", **arrays)
     code, _, err = run_cli(capsys, "build", MODEL, "--calib", calib, "-o", str(tmp_path / "out"), "-q")
-    assert code == 2
+    assert code == DataError.exit_code
     assert_one_line_error(err, fragment)
     assert list(tmp_path.iterdir()) == [tmp_path / "c.npz"]  # nothing half-written
 
 
 @pytest.mark.parametrize(
-    "extra, fragment",
+    "extra, fragment, error",
     [
-        (["--target", "systolic16x61"], "did you mean 'systolic16x16'"),
-        (["--bits", "9"], "--bits '9'"),
-        (["--bits", "auto", "--min-sqnr", "200"], "budget"),
+        (["--target", "systolic16x61"], "did you mean 'systolic16x16'", TargetError),
+        (["--bits", "9"], "--bits '9'", UsageError),
+        (["--bits", "auto", "--min-sqnr", "200"], "budget", BudgetError),
     ],
 )
-def test_bad_build_options(tmp_path, capsys, extra, fragment):
+def test_bad_build_options(tmp_path, capsys, extra, fragment, error):
     code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "-o", str(tmp_path / "out"), "-q", *extra)
-    assert code == 2
+    assert code == error.exit_code
     assert_one_line_error(err, fragment)
     assert not (tmp_path / "out").exists()
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no leftover temporary folder
@@ -124,7 +125,7 @@ def test_build_refuses_to_overwrite_a_folder_that_is_not_a_build(tmp_path, capsy
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.txt").write_text("keep me")
     code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "-o", str(tmp_path / "mine"), "-q")
-    assert code == 2
+    assert code == PathError.exit_code
     assert_one_line_error(err, "not an hlsgen build folder")
     assert (tmp_path / "mine" / "notes.txt").read_text() == "keep me"
 
@@ -132,7 +133,7 @@ def test_build_refuses_to_overwrite_a_folder_that_is_not_a_build(tmp_path, capsy
 def test_run_rejects_a_folder_that_is_not_a_build(tmp_path, capsys):
     np.savez(tmp_path / "x.npz", image=np.zeros((1, 1, 16, 16), np.float32))
     code, _, err = run_cli(capsys, "run", str(tmp_path), "--inputs", str(tmp_path / "x.npz"), "-o", str(tmp_path / "y.npz"))
-    assert code == 2
+    assert code == PathError.exit_code
     assert_one_line_error(err, "not an hlsgen build folder")
 
 

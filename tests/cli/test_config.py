@@ -5,6 +5,7 @@ import json
 import pytest
 
 from hlsgen.cli import main
+from hlsgen.errors import UsageError
 from tests.cli.test_build import CALIB, MODEL
 from tests.cli.test_errors import assert_one_line_error, run_cli
 
@@ -44,7 +45,7 @@ def test_bad_config(tmp_path, capsys, text, fragment):
     config.write_text(text)
     code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--config", str(config), "-o", str(tmp_path / "o"),
                            "-q")
-    assert code == 2
+    assert code == UsageError.exit_code
     assert_one_line_error(err, fragment)
     assert not (tmp_path / "o").exists()
 

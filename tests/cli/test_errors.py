@@ -1,9 +1,10 @@
-"""Every bad input a user can hand the CLI ends in one line on stderr, exit code 2, nothing written."""
+"""Every bad input a user can hand the CLI ends in one line on stderr, its category's exit code, nothing written."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper
 
 from hlsgen.cli import main
+from hlsgen.errors import USAGE_EXIT, DataError, ModelFileError, PathError, UnsupportedModelError
 from tests.builders import make_model, tensor_value
 
 MNIST = "tests/data/mnist-8/model.onnx"
@@ -26,7 +27,7 @@ def assert_one_line_error(err: str, *fragments: str):
 
 def test_missing_file(capsys, tmp_path):
     code, _, err = run_cli(capsys, "inspect", str(tmp_path / "nope.onnx"))
-    assert code == 2
+    assert code == PathError.exit_code
     assert_one_line_error(err, "no such file")
 
 
@@ -34,7 +35,7 @@ def test_not_an_onnx_file(capsys, tmp_path):
     path = tmp_path / "junk.onnx"
     path.write_bytes(b"this is not protobuf \xff\xfe" * 10)
     code, _, err = run_cli(capsys, "inspect", str(path))
-    assert code == 2
+    assert code == ModelFileError.exit_code
     assert_one_line_error(err, "junk.onnx")
 
 
@@ -43,7 +44,7 @@ def test_truncated_file(capsys, tmp_path):
     path = tmp_path / "truncated.onnx"
     path.write_bytes(data[: len(data) // 2])
     code, _, err = run_cli(capsys, "inspect", str(path))
-    assert code == 2
+    assert code == ModelFileError.exit_code
     assert_one_line_error(err, "truncated")
 
 
@@ -53,7 +54,7 @@ def test_dynamic_spatial_dimension_names_the_input(capsys, tmp_path):
     path = tmp_path / "dynamic.onnx"
     path.write_bytes(model.SerializeToString())
     code, _, err = run_cli(capsys, "inspect", str(path))
-    assert code == 2
+    assert code == UnsupportedModelError.exit_code
     assert_one_line_error(err, "'pixels'", "'H'", "axis 2")
 
 
@@ -68,7 +69,7 @@ def test_unsupported_ops_are_all_listed_and_nothing_is_written(capsys, tmp_path)
     path.write_bytes(model.SerializeToString())
     np.savez(tmp_path / "in.npz", x=np.zeros((1, 4), np.float32))
     code, _, err = run_cli(capsys, "run", str(path), "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "y.npz"))
-    assert code == 2
+    assert code == UnsupportedModelError.exit_code
     assert_one_line_error(err, "2 unsupported", "'trig' (Cos, opset 13)", "'gelu_part' (Erf, opset 13)")
     assert not (tmp_path / "y.npz").exists()
 
@@ -80,7 +81,7 @@ def test_custom_domain_is_unsupported(capsys, tmp_path):
     path = tmp_path / "custom.onnx"
     path.write_bytes(model.SerializeToString())
     code, _, err = run_cli(capsys, "inspect", str(path))
-    assert code == 2
+    assert code == UnsupportedModelError.exit_code
     assert_one_line_error(err, "'q' (com.example.Quant", "custom domain")
 
 
@@ -91,7 +92,7 @@ def test_opset_out_of_range(capsys, tmp_path):
     path = tmp_path / "old.onnx"
     path.write_bytes(model.SerializeToString())
     code, _, err = run_cli(capsys, "inspect", str(path))
-    assert code == 2
+    assert code == UnsupportedModelError.exit_code
     assert_one_line_error(err, "opset 5")
 
 
@@ -107,7 +108,7 @@ def test_opset_out_of_range(capsys, tmp_path):
 def test_bad_run_inputs(capsys, tmp_path, arrays, fragment):
     np.savez(tmp_path / "in.npz", **arrays)
     code, _, err = run_cli(capsys, "run", MNIST, "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "y.npz"))
-    assert code == 2
+    assert code == DataError.exit_code
     assert_one_line_error(err, fragment)
     assert not (tmp_path / "y.npz").exists()
 
@@ -115,11 +116,11 @@ def test_bad_run_inputs(capsys, tmp_path, arrays, fragment):
 def test_inputs_file_that_is_not_npz(capsys, tmp_path):
     (tmp_path / "in.npz").write_text("hello")
     code, _, err = run_cli(capsys, "run", MNIST, "--inputs", str(tmp_path / "in.npz"), "-o", str(tmp_path / "y.npz"))
-    assert code == 2
+    assert code == DataError.exit_code
     assert_one_line_error(err, "not a readable .npz")
 
 
 def test_usage_error_exit_code(capsys):
     code, _, err = run_cli(capsys, "run", MNIST)
-    assert code == 2
+    assert code == USAGE_EXIT
     assert "--inputs" in err

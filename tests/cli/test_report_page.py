@@ -7,6 +7,7 @@ import subprocess
 import pytest
 
 from hlsgen.cli import main
+from hlsgen.errors import PathError
 from tests.cli.test_build import CALIB, MODEL
 from tests.cli.test_errors import run_cli
 
@@ -61,4 +62,4 @@ def test_report_command_regenerates_and_summarizes(built, capsys):
 
 def test_report_on_a_folder_that_is_not_a_build(tmp_path, capsys):
     code, _, err = run_cli(capsys, "report", str(tmp_path))
-    assert code == 2 and "not an hlsgen build folder" in err
+    assert code == PathError.exit_code and "not an hlsgen build folder" in err

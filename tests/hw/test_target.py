@@ -4,7 +4,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from hlsgen.errors import InputError
+from hlsgen.errors import TargetError
 from hlsgen.hw import builtin_targets, load_target
 from hlsgen.hw.target import DATAFLOWS, Target
 from tests.cli.test_errors import assert_one_line_error, run_cli
@@ -69,7 +69,7 @@ def test_bad_target_is_one_line(tmp_path, edit, fragment):
     data = _yaml()
     edit(data)
     path = _write(tmp_path, data)
-    with pytest.raises(InputError) as exc:
+    with pytest.raises(TargetError) as exc:
         load_target(path)
     message = _one_line(exc)
     assert fragment in message and "custom.yaml" in message
@@ -77,13 +77,13 @@ def test_bad_target_is_one_line(tmp_path, edit, fragment):
 
 @pytest.mark.parametrize("text", ["array: [unclosed\n  rows: 3", "just a string", ""])
 def test_malformed_yaml_is_one_line(tmp_path, text):
-    with pytest.raises(InputError) as exc:
+    with pytest.raises(TargetError) as exc:
         load_target(_write(tmp_path, text))
     assert "invalid target description" in _one_line(exc)
 
 
 def test_unknown_name_suggests_the_closest():
-    with pytest.raises(InputError) as exc:
+    with pytest.raises(TargetError) as exc:
         load_target("systolic16x61")
     message = _one_line(exc)
     assert "did you mean 'systolic16x16'?" in message and "systolic8x8" in message
@@ -91,6 +91,6 @@ def test_unknown_name_suggests_the_closest():
 
 def test_unknown_target_on_the_command_line(tmp_path, capsys):
     code, _, err = run_cli(capsys, "build", str(DIGITS), "--target", "systolic_16x16", "-o", str(tmp_path / "o"))
-    assert code == 2
+    assert code == TargetError.exit_code
     assert_one_line_error(err, "did you mean 'systolic16x16'")
     assert not (tmp_path / "o").exists()
