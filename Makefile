@@ -19,15 +19,22 @@ install-test: $(BIN)/python
 demo: install
 	$(BIN)/hlsgen inspect $(EXAMPLE)/digits.onnx
 	$(BIN)/hlsgen run $(EXAMPLE)/digits.onnx --inputs $(EXAMPLE)/test.npz -o out/digits_float_logits.npz
-	$(BIN)/hlsgen build $(EXAMPLE)/digits.onnx --target systolic16x16 --calib $(EXAMPLE)/calib.npz -o out/digits_systolic16x16
+	$(BIN)/hlsgen build $(EXAMPLE)/digits.onnx --target systolic16x16 --calib $(EXAMPLE)/calib.npz \
+		--verify csim,rtl -o out/digits_systolic16x16
 	$(BIN)/hlsgen run out/digits_systolic16x16 --inputs $(EXAMPLE)/test.npz -o out/digits_int_logits.npz
 	$(BIN)/hlsgen csim out/digits_systolic16x16 --inputs $(EXAMPLE)/test.npz
+	$(BIN)/hlsgen report out/digits_systolic16x16
 
 test: install-test
 	$(BIN)/python -m pytest -q
 
 test-slow: install-test
 	$(BIN)/python -m pytest -q -m slow
+
+bench: install-test
+	$(BIN)/python bench/mapping.py
+	$(BIN)/python bench/model_stats.py
+	$(BIN)/python bench/rtl.py
 
 train-example: $(BIN)/python
 	$(BIN)/pip install -q ".[train]"

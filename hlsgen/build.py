@@ -8,7 +8,6 @@ import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import numpy as np
 
@@ -20,6 +19,8 @@ from .ir import Graph
 from .ir.serialize import save_graph
 from .npz_io import LABELS_KEY, match_inputs, read_npz, top1_accuracy, write_npz
 from .passes import optimize
+from .paths import require_file
+from .progress import Step, silent
 from .quant import BitConfig, QuantizedModel, quantize
 from .quant.calibrate import collect_stats
 from .quant.prequant import absorb_quantization
@@ -60,12 +61,12 @@ class BuildResult:
     mapping: object = None  # hlsgen.hw.Mapping: the performance model (report.json)
 
 
-Progress = Callable[[str], object]  # called with a step name; returns a context manager
-
-
-def build(options: BuildOptions, step: Progress) -> BuildResult:
+def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     out = options.out_dir()
     _check_out_dir(out)
+    require_file(options.model, "file (an .onnx model)")
+    if options.calib is not None:
+        require_file(options.calib, "file (an .npz of calibration inputs)")
     bit_mode = _parse_bits(options.bits)
     user_warnings: list[str] = []
     with step("load target"):
@@ -84,8 +85,9 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
         from .quant.bitwidth import format_table, search_bit_widths
 
         budget_drop, budget_sqnr = _budget(options, labels)
-        with step("search bit widths"):
-            search = search_bit_widths(graph, calib, labels, budget_drop, budget_sqnr, stats=stats)
+        with step("search bit widths") as detail:
+            search = search_bit_widths(graph, calib, labels, budget_drop, budget_sqnr, stats=stats,
+                                       progress=lambda n: detail(f"{n} evaluations"))
         bits, bits_table = search.config, format_table(search)
         measured_search = search.to_json()
     else:
@@ -102,8 +104,18 @@ def build(options: BuildOptions, step: Progress) -> BuildResult:
 
         mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
         checked_nests(mapping)
-    with step("write outputs"):
-        _write(out, options, target, graph, quantized, measured, calib, bits_table, mapping, bits)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    try:
+        with step("render the HLS C++, RTL and report"):
+            _write(staging, options, target, graph, quantized, measured, calib, bits_table, mapping, bits)
+        _verify(staging, options.verify, step)
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping)
 
 
@@ -166,64 +178,61 @@ def _check_out_dir(out: Path) -> None:
         raise PathError(f"{out} exists and is not an hlsgen build folder; choose another -o or remove it")
 
 
-def _write(out: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
+def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
            measured: dict, calib: dict, bits_table: str | None, mapping, bits: BitConfig) -> None:
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
-    try:
-        tmp.chmod(0o755)
-        save_graph(graph, tmp / "float")
-        save_graph(quantized.graph, tmp / "integer")
-        (tmp / "quant.json").write_text(json.dumps(quant_json(quantized, measured), indent=1) + "\n")
-        if bits_table is not None:
-            (tmp / "bits.txt").write_text(bits_table + "\n")
-        if mapping is not None:
-            from .hw import report_json
-            from .loopir import dump
+    """Every output file, into the staging folder `tmp`."""
+    tmp.chmod(0o755)
+    save_graph(graph, tmp / "float")
+    save_graph(quantized.graph, tmp / "integer")
+    (tmp / "quant.json").write_text(json.dumps(quant_json(quantized, measured), indent=1) + "\n")
+    if bits_table is not None:
+        (tmp / "bits.txt").write_text(bits_table + "\n")
+    if mapping is not None:
+        from .hw import report_json
+        from .loopir import dump
 
-            (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
-            if options.dump_ir:
-                (tmp / "loop_ir.txt").write_text(dump(mapping))
-        sample = {k: v[:VERIFY_SAMPLES] for k, v in calib.items()}
-        int_inputs = quantized.quantize_inputs(sample)
-        write_npz(tmp / "verify" / "inputs.npz", sample)
-        write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
-        int_outputs = quantized.run_int(int_inputs)
-        write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
-        from .hls import write_hls
+        (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
+        if options.dump_ir:
+            (tmp / "loop_ir.txt").write_text(dump(mapping))
+    sample = {k: v[:VERIFY_SAMPLES] for k, v in calib.items()}
+    int_inputs = quantized.quantize_inputs(sample)
+    write_npz(tmp / "verify" / "inputs.npz", sample)
+    write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
+    int_outputs = quantized.run_int(int_inputs)
+    write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
+    from .hls import write_hls
 
-        # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
-        write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
-                  int_inputs, int_outputs, mapping)
-        from .rtl.emit import write_build_rtl
+    # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
+    write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
+              int_inputs, int_outputs, mapping)
+    from .rtl.emit import write_build_rtl
 
-        # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
-        write_build_rtl(tmp / "rtl", quantized.graph, target, graph.notices)
-        from .quant.qdq_export import export_qdq
+    # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
+    write_build_rtl(tmp / "rtl", quantized.graph, target, graph.notices)
+    from .quant.qdq_export import export_qdq
 
-        export_qdq(graph, quantized, tmp / "model_qdq.onnx")
-        manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
-                    "inputs": quantized.graph.inputs, "outputs": graph.outputs}
-        (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
-        (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
-        write_report_page(tmp)
-        if "csim" in options.verify:  # the HLS C++ must be bit-exact on the stored vectors before OUT exists
-            from .hls.verify import csim_build
+    export_qdq(graph, quantized, tmp / "model_qdq.onnx")
+    manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
+                "inputs": quantized.graph.inputs, "outputs": graph.outputs}
+    (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
+    (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
+    write_report_page(tmp)
 
-            result = csim_build(tmp)
-            record_verification(tmp, "csim", True, f"{result.compared:,} output integers of {result.samples} samples")
-        if "rtl" in options.verify:  # so must the RTL, simulated by Verilator (report.json gets its cycles)
-            from .rtl.sim import sim_build_dir, simulate
 
-            result = simulate(tmp, build_root=sim_build_dir())
-            record_verification(tmp, "rtl", True, f"{result.compared:,} output integers of {result.images} images, "
+def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> None:
+    """The simulations that must be bit-exact before the staging folder becomes OUT."""
+    if "csim" in checks:  # the HLS C++, compiled by g++, on the stored test vectors
+        from .hls.verify import csim_build
+
+        with step("C simulation (g++)"):
+            result = csim_build(staging)
+        record_verification(staging, "csim", True, f"{result.compared:,} output integers of {result.samples} samples")
+    if "rtl" in checks:  # the RTL, built and simulated by Verilator (report.json gets its cycles)
+        from .rtl.sim import sim_build_dir, simulate
+
+        result = simulate(staging, build_root=sim_build_dir(), step=step)
+        record_verification(staging, "rtl", True, f"{result.compared:,} output integers of {result.images} images, "
                                                   f"{result.cycles_per_inference:,} cycles per inference")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
 
 
 def load_build(folder: Path) -> QuantizedModel:

@@ -5,7 +5,6 @@ import contextlib
 import json
 import os
 import sys
-import time
 import traceback
 import warnings
 from pathlib import Path
@@ -16,22 +15,30 @@ from rich.table import Table
 
 from . import __version__
 from .analysis import NodeCost
-from .errors import INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, PathError
+from .errors import EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, PathError
 from .model import Model, load_onnx
 from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
+from .progress import console_steps
 
 out = out_console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+EPILOG = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {what}" for code, what in sorted(EXIT_CODES.items()))
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"], "max_content_width": 110}, epilog=EPILOG)
 @click.version_option(__version__, prog_name="hlsgen")
 def cli() -> None:
-    """Compile an ONNX CNN into bit-exact HLS C++ and Verilog RTL for a systolic-array accelerator."""
+    """Compile an ONNX CNN into bit-exact HLS C++ and Verilog RTL for a systolic-array accelerator.
+
+    Start with `hlsgen build MODEL.onnx --calib CALIB.npz --verify csim,rtl`; `hlsgen COMMAND --help`
+    documents each command.
+    """
 
 
-@cli.command()
-@click.argument("model_path", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@cli.command(short_help="Show the graph before and after optimization.")
+@click.argument("model_path", metavar="MODEL.onnx")
 def inspect(model_path: str) -> None:
     """Show the graph before and after optimization: nodes, shapes, params, MACs, passes that fired."""
     model = _load(model_path)
@@ -47,9 +54,9 @@ def inspect(model_path: str) -> None:
 
 @cli.command()
 @click.argument("model_path", metavar="MODEL.onnx|BUILD")
-@click.option("--inputs", "inputs_path", required=True, type=click.Path(dir_okay=False),
+@click.option("--inputs", "inputs_path", required=True,
               help="npz with one array per graph input (N samples along the batch axis).")
-@click.option("-o", "--output", "output_path", required=True, type=click.Path(dir_okay=False),
+@click.option("-o", "--output", "output_path", required=True,
               help="npz to write, one array per graph output.")
 @click.option("--no-optimize", is_flag=True, help="ONNX models: run the graph as imported, without the passes.")
 @click.option("--raw", is_flag=True, help="Build folders: write the integer outputs instead of dequantized ones.")
@@ -81,13 +88,13 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
         out.print(f"top-1 accuracy against '{LABELS_KEY}': {accuracy:.2%}")
 
 
-@cli.command()
-@click.argument("model_path", metavar="MODEL.onnx", type=click.Path(dir_okay=False))
+@cli.command(short_help="Quantize, map, write HLS C++ and RTL, --verify them.")
+@click.argument("model_path", metavar="MODEL.onnx")
 @click.option("--target", default="systolic16x16", show_default=True,
               help="A built-in target (see `hlsgen targets`) or a path to a target .yaml.")
-@click.option("-o", "--output", "out", type=click.Path(file_okay=False), default=None,
+@click.option("-o", "--output", "out", default=None,
               help="Build folder [default: <model>_<target>].")
-@click.option("--calib", type=click.Path(dir_okay=False), default=None,
+@click.option("--calib", default=None,
               help="npz of calibration inputs (the `hlsgen run` convention), optionally with `labels`.")
 @click.option("--bits", default="8", show_default=True, help="Uniform width 2..8 (e.g. 8, 6, 4) or 'auto'.")
 @click.option("--max-accuracy-drop", type=click.FloatRange(0, 1), default=None,
@@ -97,14 +104,20 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
 @click.option("--verify", default="", help="Comma-separated checks that must be bit-exact before OUT is written: "
                                            "csim (g++ C simulation), rtl (Verilator simulation).")
 @click.option("--dump-ir", is_flag=True, help="Also write the loop IR of every layer as text (OUT/loop_ir.txt).")
-@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+@click.option("--config", "config_path", default=None,
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, verify, dump_ir, config_path,
           quiet, as_json) -> None:
-    """Quantize MODEL.onnx for a target, map it, and write the build folder (see the README)."""
+    """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
+    the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
+    config.yaml, hls/, rtl/, model_qdq.onnx, ...).
+
+    With --verify csim,rtl the C++ (g++) and the RTL (Verilator) must be bit-exact against the integer
+    reference before OUT is written. A failed or interrupted build leaves OUT as it was.
+    """
     from .build import BuildOptions
     from .build import build as run_build
     from .config import load_config
@@ -128,12 +141,12 @@ def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
-    console = Console(stderr=True, quiet=quiet or as_json, highlight=False, soft_wrap=True)
+    console = _progress_console(quiet, as_json)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        result = run_build(options, _stepper(console))
+        result = run_build(options, console_steps(console))
     if as_json:
-        out_console.print_json(json.dumps(_build_summary(result)))
+        _print_json(_build_summary(result))
         return
     for notice in result.notices:
         console.print(f"notice: {notice}")
@@ -178,66 +191,82 @@ def _verdict(out: Path, check: str):
     record_verification(out, check, True, "bit-exact against the integer reference")
 
 
-def _stepper(console: Console):
-    """A context manager per build step: a spinner while it runs, its time when done."""
-
-    @contextlib.contextmanager
-    def step(name: str):
-        start = time.perf_counter()
-        with console.status(f"{name}..."):
-            yield
-        console.print(f"[green]done[/] {name} ({time.perf_counter() - start:.1f} s)")
-
-    return step
-
-
-@cli.command()
-@click.argument("out", metavar="BUILD", type=click.Path(file_okay=False))
-def report(out: str) -> None:
+@cli.command(short_help="Regenerate BUILD/report.html, print a summary.")
+@click.argument("out", metavar="BUILD")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+def report(out: str, quiet: bool) -> None:
     """Regenerate BUILD/report.html from the build folder and print a text summary."""
     from .report_page import summarize, write_report_page
 
     path = write_report_page(Path(out))
-    out_console.print(summarize(Path(out)))
-    out_console.print(f"wrote {path}")
+    if not quiet:
+        out_console.print(summarize(Path(out)))
+        out_console.print(f"wrote {path}")
 
 
-@cli.command()
-@click.argument("out", metavar="BUILD", type=click.Path(file_okay=False))
-@click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False), default=None,
+@cli.command(short_help="C-simulate BUILD/hls/ with g++: bit-exact or exit 5.")
+@click.argument("out", metavar="BUILD")
+@click.option("--inputs", "inputs_path", default=None,
               help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
 @click.option("--portable", is_flag=True,
               help="Compile against hlsgen's portable ap_int headers even when vendor headers are installed "
                    "(also: HLSGEN_CSIM_PORTABLE=1).")
-def csim(out: str, inputs_path: str | None, portable: bool) -> None:
-    """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference."""
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
+def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json: bool) -> None:
+    """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference
+    (exit 5 names the first differing layer, image and element)."""
     from .hls.verify import csim_build
 
     with _verdict(Path(out), "csim"):
-        result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable)
-    out_console.print(f"csim: bit-exact: {result.compared:,} output integers of {result.samples:,} sample(s) equal "
-                      f"the integer reference ({result.headers.description}; compile {result.compile_seconds:.1f} s, "
-                      f"run {result.run_seconds:.2f} s)")
+        result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable,
+                            step=console_steps(_progress_console(quiet, as_json)))
+    if as_json:
+        _print_json({"check": "csim", "bit_exact": True, "output_integers": result.compared,
+                     "samples": result.samples, "headers": result.headers.description,
+                     "compile_s": round(result.compile_seconds, 2), "run_s": round(result.run_seconds, 3)})
+    elif not quiet:
+        out_console.print(f"csim: bit-exact: {result.compared:,} output integers of {result.samples:,} sample(s) "
+                          f"equal the integer reference ({result.headers.description}; compile "
+                          f"{result.compile_seconds:.1f} s, run {result.run_seconds:.2f} s)")
 
 
-@cli.command()
-@click.argument("out", metavar="BUILD", type=click.Path(file_okay=False))
-@click.option("--inputs", "inputs_path", type=click.Path(dir_okay=False), default=None,
+@cli.command(short_help="Simulate BUILD's RTL with Verilator: bit-exact or exit 5.")
+@click.argument("out", metavar="BUILD")
+@click.option("--inputs", "inputs_path", default=None,
               help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
 @click.option("--images", type=click.IntRange(min=1), default=None, help="Simulate only the first N images.")
-def sim(out: str, inputs_path: str | None, images: int | None) -> None:
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
+def sim(out: str, inputs_path: str | None, images: int | None, quiet: bool, as_json: bool) -> None:
     """Simulate BUILD's Verilog RTL with Verilator: exit 0 only if every output integer equals the integer
-    reference; records the RTL's cycles in BUILD/report.json."""
+    reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
+    BUILD/report.json."""
     from .rtl.sim import sim_build_dir, simulate
 
     with _verdict(Path(out), "rtl"):
-        result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir())
+        result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),
+                          step=console_steps(_progress_console(quiet, as_json)))
     gap = (result.cycles_per_inference - result.model_cycles) / result.model_cycles
-    out_console.print(f"rtl: bit-exact: {result.compared:,} output integers of {result.images:,} image(s) equal the "
-                      f"integer reference")
-    out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per inference (performance model "
-                      f"{result.model_cycles:,}, {gap:+.1%}); Verilator build {result.build_seconds:.1f} s, "
-                      f"simulation {result.run_seconds:.1f} s; per layer in {Path(out) / 'report.json'}")
+    if as_json:
+        _print_json({"check": "rtl", "bit_exact": True, "output_integers": result.compared, "images": result.images,
+                     "cycles_per_inference": result.cycles_per_inference, "cycles_model": result.model_cycles,
+                     "verilator_build_s": round(result.build_seconds, 2), "run_s": round(result.run_seconds, 2)})
+    elif not quiet:
+        out_console.print(f"rtl: bit-exact: {result.compared:,} output integers of {result.images:,} image(s) "
+                          "equal the integer reference")
+        out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per inference (performance model "
+                          f"{result.model_cycles:,}, {gap:+.1%}); Verilator build {result.build_seconds:.1f} s, "
+                          f"simulation {result.run_seconds:.1f} s; per layer in {Path(out) / 'report.json'}")
+
+
+def _progress_console(quiet: bool, as_json: bool) -> Console:
+    """Spinners and step times go to stderr, and nowhere with --quiet or --json."""
+    return Console(stderr=True, quiet=quiet or as_json, highlight=False, soft_wrap=True)
+
+
+def _print_json(summary: dict) -> None:
+    out_console.print_json(json.dumps(summary))
 
 
 @cli.command()
@@ -297,6 +326,8 @@ def main(argv: list[str] | None = None) -> int:
         return USAGE_EXIT
     except HlsgenError as exc:
         err.print(f"error: {exc}", soft_wrap=True)
+        if "--json" in (sys.argv[1:] if argv is None else argv):  # CI reads the verdict from stdout too
+            _print_json({"error": str(exc), "exit_code": exc.exit_code, "category": type(exc).__name__})
         return exc.exit_code
     except OSError as exc:  # the file system refused: permissions, a full disk, a read-only folder
         where = f": {exc.filename}" if exc.filename else ""

@@ -19,7 +19,8 @@ from typing import Any
 
 import yaml
 
-from .errors import PathError, UsageError
+from .errors import UsageError
+from .paths import require_file
 from .ir import Graph
 from .quant import BitConfig
 
@@ -29,9 +30,7 @@ WEIGHTED_OPS = ("Conv", "Dense")
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
-    p = Path(path)
-    if not p.is_file():
-        raise PathError(f"{p}: no such config file")
+    p = require_file(path, "config file (YAML)")
     try:
         data = yaml.safe_load(p.read_text()) or {}
     except yaml.YAMLError as exc:

@@ -12,16 +12,15 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import DataError, PathError
+from .errors import DataError
+from .paths import require_file
 from .ir import Graph
 
 LABELS_KEY = "labels"
 
 
 def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
-    p = Path(path)
-    if not p.is_file():
-        raise PathError(f"{p}: no such file")
+    p = require_file(path, "file (an .npz)")
     try:
         with np.load(p, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}

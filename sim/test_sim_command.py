@@ -1,11 +1,14 @@
 """`hlsgen sim BUILD`: exit 0 and the RTL's cycles in report.json when bit-exact; exit 5 naming the first
-differing output when the RTL computes something else (here: one weight of its ROM image changed)."""
+differing layer, image and element when the RTL computes something else (here: one weight of its ROM image changed)."""
 import json
+import sys
+from pathlib import Path
 
 import pytest
 
 from bench import build_root
 from hlsgen.cli import main
+from hlsgen.errors import ToolError
 from hlsgen.rtl import render
 
 
@@ -41,4 +44,20 @@ def test_sim_fails_on_a_wrong_weight(build_folder, monkeypatch, capsys):
     monkeypatch.setattr(render, "_hex_lines", corrupt)
     assert main(["sim", str(out), "--images", "1"]) == 5
     message = capsys.readouterr().err
-    assert "differ from the integer reference" in message and "first wrong value: layer conv1+pool1" in message
+    assert "differ from the integer reference" in message and "first wrong value: image 0, layer conv1+pool1: channel" in message
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("missing", ["CXX", "PATH"])
+def test_a_fresh_verilator_build_without_a_compiler_or_make_is_exit_4(build_folder, monkeypatch, capsys, missing):
+    out, _ = build_folder("digits", "systolic16x16")
+    monkeypatch.delenv("HLSGEN_SIM_BUILD", raising=False)  # a fresh build in OUT/sim/build, no shared cache
+    if missing == "CXX":
+        monkeypatch.setenv("CXX", "no-such-g++")
+        fragment = "no-such-g++ not found"
+    else:  # a PATH with Python but without make
+        monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+        fragment = "make not found"
+    assert main(["sim", str(out), "--images", "1"]) == ToolError.exit_code
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("error: ") and fragment in err and "Verilator" in err

@@ -15,9 +15,10 @@ from google.protobuf.message import DecodeError
 from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers every op and importer)
-from ..errors import ModelFileError, PathError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
+from ..errors import ModelFileError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ..ir import Graph, Node, TensorInfo
 from ..ops.registry import IMPORTERS, UnsupportedAttribute
+from ..paths import require_file
 from ..reference.float_executor import annotate_shapes
 
 # The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
@@ -74,11 +75,7 @@ class ImportContext:
 
 
 def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
-    p = Path(path)
-    if not p.exists():
-        raise PathError(f"{p}: no such file")
-    if p.is_dir():
-        raise PathError(f"{p}: is a directory, expected an .onnx file")
+    p = require_file(path, "file (an .onnx model)")
     try:
         model = onnx.load_model(str(p))
     except onnx.checker.ValidationError as exc:  # external data that is missing or outside the model's folder

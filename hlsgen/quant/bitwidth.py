@@ -48,6 +48,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 import numpy as np
 
@@ -225,9 +226,9 @@ class _Evaluator:
     """Runs integer models for a BitConfig on all calibration samples or on the sensitivity subset."""
 
     def __init__(self, float_graph: Graph, feeds: dict[str, np.ndarray], labels: np.ndarray | None,
-                 stats: dict[str, TensorStats]):
+                 stats: dict[str, TensorStats], progress: Callable[[int], None] | None = None):
         self.graph, self.stats, self.labels = float_graph, stats, labels
-        self.count = 0
+        self.count, self.progress = 0, progress
         total = next(iter(feeds.values())).shape[0]
         batch = float_graph.tensors[float_graph.inputs[0]].shape[0]
         n_sub = max(batch, min(total, SENSITIVITY_SAMPLES) // batch * batch)
@@ -291,6 +292,8 @@ class _Evaluator:
         except ValueError:  # e.g. a requantization scale out of range at a very narrow width
             return None
         self.count += 1
+        if self.progress is not None:
+            self.progress(self.count)
         feeds, labels = self.sets[which]
         outputs = model.dequantize_outputs(self._run(model.graph, model.quantize_inputs(feeds)))
         return _quality([outputs[o] for o in self.graph.outputs], self.float_out[which], labels)
@@ -420,10 +423,11 @@ def search_bit_widths(
     min_sqnr_db: float | None = None,
     candidates=(8, 7, 6, 5, 4, 3, 2),
     stats: dict[str, TensorStats] | None = None,
+    progress: Callable[[int], None] | None = None,
 ) -> SearchResult:
     """Choose per-layer weight and per-tensor activation widths for the lowest hardware cost inside the
     budget (see the module docstring). Accuracy mode needs `labels`; otherwise the SQNR budget applies.
-    Raises BudgetError when uniform 8-bit already breaks the budget."""
+    Raises BudgetError when uniform 8-bit already breaks the budget. `progress` is told the evaluation count."""
     start = time.perf_counter()
     levels = sorted({int(c) for c in candidates}, reverse=True)
     if not levels or levels[-1] < MIN_BITS or levels[0] > MAX_BITS:
@@ -443,7 +447,7 @@ def search_bit_widths(
     if stats is None:
         stats = collect_stats(float_graph, feeds)
 
-    ev = _Evaluator(float_graph, feeds, labels, stats)
+    ev = _Evaluator(float_graph, feeds, labels, stats, progress)
     budget = _Budget(mode, float(limit), ev.float_accuracy)
 
     base_bits = BitConfig(MAX_BITS, MAX_BITS)

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .toolchain import use_tools
+from .toolchain import require_build_tools, use_tools
 
 STAMP = "hlsgen_build.json"
 # -Wall lint stays on, but warnings never stop a simulation build (lint runs separately, strictly).
@@ -75,6 +75,7 @@ def build(design: Design, log_file: Path | None = None) -> float:
     key = design.fingerprint()
     if executable.is_file() and stamp.is_file() and json.loads(stamp.read_text()).get("key") == key:
         return 0.0
+    require_build_tools()
     use_tools()
     start = time.perf_counter()
     if design.build_dir.exists():  # a stale build's dependency files can name headers that no longer exist

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import DataError, MismatchError, TargetError, ToolError
+from ..progress import Step, silent
 from .program import compile_program
 from .render import write_rtl
 from .runner import Design, build, run
@@ -44,9 +45,10 @@ class SimResult:
 
 
 def simulate(folder: Path, inputs: Path | None = None, images: int | None = None,
-             build_root: Path | None = None) -> SimResult:
+             build_root: Path | None = None, step: Step = silent) -> SimResult:
     """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`). The
-    Verilator build goes to OUT/sim/build, or to a folder of `build_root` named after the design."""
+    Verilator build goes to OUT/sim/build, or to a folder of `build_root` named after the design; `step`
+    reports the Verilator build and the simulation as they run."""
     from ..build import load_build
     from ..hw import map_model
     from ..npz_io import read_npz
@@ -83,11 +85,13 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     build_dir = Path(build_root) / f"{files.tb}_{target.name}" if build_root else work / "build"
     design = Design(files.tb, list(files.sources), build_dir, {"MAX_IMAGES": capacity})
     try:
-        build_seconds = build(design, log_file=work / "build.log")
+        with step("Verilator build of the RTL"):
+            build_seconds = build(design, log_file=work / "build.log")
         start = time.perf_counter()
         env = {"HLSGEN_SIM_CYCLES": str(CYCLE_BUDGET * mapping.cycles * count + 10_000)}
-        tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
-                            plusargs=[f"+images={count}"])
+        with step(f"RTL simulation of {count} image(s)"):
+            tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
+                                plusargs=[f"+images={count}"])
         run_seconds = time.perf_counter() - start
     except SystemExit as exc:  # cocotb's runner exits when a tool fails
         raise ToolError(f"the Verilator build or simulation failed (exit {exc.code}); see {work}/build.log and "
@@ -99,9 +103,10 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     _record(folder / "report.json", result, program, mapping)
     if result.mismatches:
         image = int(result.mismatches[0].split()[1])
-        where = _first_wrong_layer(design, work, env, program, int_inputs, image)
+        with step(f"RTL trace of image {image} to find the first wrong layer"):
+            where = _first_wrong_layer(design, work, env, program, int_inputs, image)
         raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
-                            + "; ".join(result.mismatches[:3]) + (f"; first wrong value: {where}" if where else ""))
+                            + "; ".join(result.mismatches[:3]) + (f"; first wrong value: image {image}, {where}" if where else ""))
     return result
 
 

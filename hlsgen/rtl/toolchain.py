@@ -38,6 +38,14 @@ def verilator_root() -> Path:
     return root
 
 
+def require_build_tools() -> None:
+    """Verilator's generated makefiles need make and a C++ compiler ($CXX, else g++) on PATH."""
+    compiler = os.environ.get("CXX", "g++")
+    for tool, hint in ((compiler, "install g++, or set CXX to a C++ compiler"), ("make", "install make")):
+        if shutil.which(tool) is None:
+            raise ToolMissing(f"{tool} not found: Verilator compiles the RTL simulation with it ({hint})")
+
+
 def verilator_bin() -> Path:
     return verilator_root() / "bin" / "verilator"
 
