@@ -59,6 +59,7 @@ class BuildResult:
     warnings: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
     mapping: object = None  # hlsgen.hw.Mapping: the performance model (report.json)
+    verified: dict[str, str] = field(default_factory=dict)  # check ("csim", "rtl") -> what was proven
 
 
 def build(options: BuildOptions, step: Step = silent) -> BuildResult:
@@ -109,14 +110,14 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     try:
         with step("render the HLS C++, RTL and report"):
             _write(staging, options, target, graph, quantized, measured, calib, bits_table, mapping, bits)
-        _verify(staging, options.verify, step)
+        verified = _verify(staging, options.verify, step)
         if out.exists():
             shutil.rmtree(out)
         staging.rename(out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping)
+    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping, verified)
 
 
 def _check_batch_axes(graph: Graph) -> None:
@@ -219,20 +220,23 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_report_page(tmp)
 
 
-def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> None:
-    """The simulations that must be bit-exact before the staging folder becomes OUT."""
+def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> dict[str, str]:
+    """The simulations that must be bit-exact before the staging folder becomes OUT; what each proved."""
+    verified = {}
     if "csim" in checks:  # the HLS C++, compiled by g++, on the stored test vectors
         from .hls.verify import csim_build
 
-        with step("C simulation (g++)"):
-            result = csim_build(staging)
-        record_verification(staging, "csim", True, f"{result.compared:,} output integers of {result.samples} samples")
+        result = csim_build(staging, step=step)
+        verified["csim"] = f"{result.compared:,} output integers of {result.samples} samples"
     if "rtl" in checks:  # the RTL, built and simulated by Verilator (report.json gets its cycles)
         from .rtl.sim import sim_build_dir, simulate
 
         result = simulate(staging, build_root=sim_build_dir(), step=step)
-        record_verification(staging, "rtl", True, f"{result.compared:,} output integers of {result.images} images, "
-                                                  f"{result.cycles_per_inference:,} cycles per inference")
+        verified["rtl"] = (f"{result.compared:,} output integers of {result.images} images, "
+                           f"{result.cycles_per_inference:,} cycles per inference")
+    for check, details in verified.items():
+        record_verification(staging, check, True, details)
+    return verified
 
 
 def load_build(folder: Path) -> QuantizedModel:

@@ -166,12 +166,15 @@ def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr
             out_console.print(f"performance model: {m.cycles:,} cycles per inference "
                               f"({m.cycles / result.target.clock_mhz:,.1f} us at {result.target.clock_mhz:g} MHz), "
                               f"PE utilization {m.utilization:.1%}; per layer in {result.out / 'report.json'}")
+        for check, details in result.verified.items():
+            out_console.print(f"verified {check}: bit-exact, {details}")
 
 
 def _build_summary(result) -> dict:
     """What `hlsgen build --json` prints."""
     summary = {"out": str(result.out), "target": result.target.name, "quality": result.quality,
                "warnings": result.warnings, "notices": result.notices}
+    summary["verified"] = {check: {"bit_exact": True, "details": details} for check, details in result.verified.items()}
     if result.mapping is not None:
         summary["performance"] = {"cycles": result.mapping.cycles, "utilization": round(result.mapping.utilization, 4)}
     return summary

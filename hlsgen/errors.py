@@ -113,4 +113,3 @@ EXIT_CODES: dict[int, str] = {
     INTERNAL_ERROR_EXIT: "an internal error: a bug in hlsgen (HLSGEN_DEBUG=1 prints the traceback; please report it)",
     INTERRUPTED_EXIT: "interrupted (Ctrl-C); OUT is left as it was",
 }
-InputError = PathError  # TEMPORARY until hls/ is updated

@@ -36,17 +36,21 @@ def page_context(out: Path) -> dict:
         a_out = tensors.get(node["outputs"][0], {}).get("bits") if node else None
         return tuple("-" if v is None else str(v) for v in (w, a_in, a_out))
 
+    simulated = any("cycles_rtl" in layer for layer in layers)
     columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "model cycles",
-               "RTL cycles", "utilization"]
+               "RTL cycles", "PE utilization (RTL)" if simulated else "PE utilization (model)"]
     rows = []
     for layer in layers:
         w, a_in, a_out = bits(layer["name"])
         rtl = layer.get("cycles_rtl")
-        util = layer.get("utilization_rtl", layer["utilization"])
+        if rtl is None:
+            rtl_text = "-"
+        else:  # a layer the RTL runs inside its producer (MaxPool in the writer) costs no cycles of its own
+            rtl_text = "fused" if rtl == 0 and layer["cycles"] else f"{rtl:,}"
         rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
                      "x".join(map(str, layer.get("output_shape", []))), f"{w}/{a_in}/{a_out}",
                      _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}", f"{layer['cycles']:,}",
-                     "-" if rtl is None else f"{rtl:,}", f"{util:.1%}"])
+                     rtl_text, f"{layer['utilization']:.1%}" if layer["macs"] else "-"])
     names = [layer["name"] for layer in layers]
     charts = []
     if layers:
@@ -55,7 +59,7 @@ def page_context(out: Path) -> dict:
             cycles["RTL"] = [layer.get("cycles_rtl", 0) for layer in layers]
         charts.append(bar_chart("Cycles per layer", names, cycles))
         charts.append(bar_chart("PE utilization per layer", names,
-                                {"utilization": [layer.get("utilization_rtl", layer["utilization"]) for layer in layers]},
+                                {"RTL" if simulated else "model": [layer["utilization"] for layer in layers]},
                                 percent=True, limit=1.0))
         occupancy = _occupancy(layers)
         if occupancy:
@@ -69,7 +73,8 @@ def page_context(out: Path) -> dict:
             "weights": [layer["weight_bits"] or 0 for layer in weighted],
             "output activations": [tensors.get(by_output_name(graph, layer["name"]), {}).get("bits", 0)
                                    for layer in weighted]}, unit=" b"))
-    node_labels = [(n["name"], n["op"]) for n in graph["nodes"]]
+    node_labels = [(n["name"], f"{n['op']} " + "x".join(map(str, graph["tensors"][n["outputs"][0]]["shape"])))
+                   for n in graph["nodes"]]
     produced = {t: n["name"] for n in graph["nodes"] for t in n["outputs"]}
     edges = [(produced[t], n["name"]) for n in graph["nodes"] for t in n["inputs"] if t in produced]
     return {
@@ -89,10 +94,13 @@ def by_output_name(graph: dict, layer: str) -> str:
 
 
 def _tiles(tiles: dict) -> str:
+    """Array layers: row x column x spatial tiles; vector layers: passes over the lanes x positions."""
     keys = [k for k in ("row_tiles", "col_tiles", "spatial_tiles") if k in tiles]
     if keys:
         return " x ".join(str(tiles[k]) for k in keys)
-    return ", ".join(f"{k} {v}" for k, v in tiles.items() if isinstance(v, (int, float)))[:40] or "-"
+    if "passes" in tiles and "positions" in tiles:
+        return f"{tiles['passes']} pass x {tiles['positions']} pos"
+    return ", ".join(f"{k} {v}" for k, v in tiles.items() if isinstance(v, (int, float))) or "-"
 
 
 def _occupancy(layers: list[dict]) -> dict[str, tuple[float, int]]:
@@ -130,11 +138,12 @@ def _verification(report: dict | None) -> list[dict]:
 
 
 def _quality(measured: dict) -> list[tuple[str, str]]:
+    """Measured on the calibration set (the build's only data with labels)."""
     rows = [("calibration samples", str(measured.get("samples", "-")))]
     for output, value in measured.get("sqnr_db", {}).items():
-        rows.append((f"SQNR of {output} vs float", f"{value:.1f} dB"))
-    for key, label in (("float_accuracy", "top-1 float"), ("int_accuracy", "top-1 integer"),
-                       ("argmax_agreement", "argmax agreement")):
+        rows.append((f"SQNR of {output}, integer vs float", f"{value:.1f} dB"))
+    for key, label in (("float_accuracy", "top-1 accuracy, float"), ("int_accuracy", "top-1 accuracy, integer"),
+                       ("argmax_agreement", "argmax agreement, integer vs float")):
         if key in measured:
             rows.append((label, f"{measured[key]:.2%}"))
     return rows
@@ -148,9 +157,11 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
     parts += [f"SQNR {k} {v:.1f} dB" for k, v in quality.get("sqnr_db", {}).items()]
     if report and "total" in report:
         total = report["total"]
-        parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
         if "cycles_rtl" in total:
-            parts.append(f"{total['cycles_rtl']:,} RTL cycles")
+            parts.append(f"{total['cycles']:,} modelled / {total['cycles_rtl']:,} RTL cycles per inference, PE "
+                         f"utilization {total['utilization_model']:.1%} modelled / {total['utilization']:.1%} RTL")
+        else:
+            parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
     return "; ".join(parts)
 
 

@@ -1,6 +1,8 @@
 """`hlsgen sim BUILD`: exit 0 and the RTL's cycles in report.json when bit-exact; exit 5 naming the first
 differing layer, image and element when the RTL computes something else (here: one weight of its ROM image changed)."""
 import json
+import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -49,14 +51,17 @@ def test_sim_fails_on_a_wrong_weight(build_folder, monkeypatch, capsys):
 
 @pytest.mark.rtl
 @pytest.mark.parametrize("missing", ["CXX", "PATH"])
-def test_a_fresh_verilator_build_without_a_compiler_or_make_is_exit_4(build_folder, monkeypatch, capsys, missing):
+def test_a_fresh_verilator_build_without_a_compiler_or_make_is_exit_4(build_folder, monkeypatch, capsys, tmp_path,
+                                                                      missing):
     out, _ = build_folder("digits", "systolic16x16")
     monkeypatch.delenv("HLSGEN_SIM_BUILD", raising=False)  # a fresh build in OUT/sim/build, no shared cache
     if missing == "CXX":
         monkeypatch.setenv("CXX", "no-such-g++")
         fragment = "no-such-g++ not found"
-    else:  # a PATH with Python but without make
-        monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+    else:  # a PATH with Python and g++ but without make
+        (tmp_path / "bin").mkdir()
+        (tmp_path / "bin" / "g++").symlink_to(shutil.which("g++"))
+        monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{Path(sys.executable).parent}")
         fragment = "make not found"
     assert main(["sim", str(out), "--images", "1"]) == ToolError.exit_code
     err = capsys.readouterr().err.strip()

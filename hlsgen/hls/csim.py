@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HlsgenError, InputError, MismatchError, ToolError
+from ..errors import HlsgenError, MismatchError, PathError, ToolError
 
 PORTABLE_ENV = "HLSGEN_CSIM_PORTABLE"
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
@@ -75,12 +75,13 @@ def choose_headers(hls_dir: Path, portable: bool = False) -> Headers:
 def top_name(hls_dir: Path) -> str:
     benches = sorted(Path(hls_dir).glob("*_tb.cpp"))
     if len(benches) != 1:
-        raise InputError(f"{hls_dir}: expected one *_tb.cpp testbench, found {len(benches)}; rerun `hlsgen build`")
+        raise PathError(f"{hls_dir}: expected one *_tb.cpp testbench, found {len(benches)}; rerun `hlsgen build`")
     return benches[0].name[: -len("_tb.cpp")]
 
 
-def compile_csim(hls_dir: Path, binary: Path, portable: bool = False) -> tuple[Headers, float]:
-    """Compile the design and its testbench into `binary`; returns the headers used and the seconds taken."""
+def compile_csim(hls_dir: Path, binary: Path, portable: bool = False, trace: bool = False) -> tuple[Headers, float]:
+    """Compile the design and its testbench into `binary`; returns the headers used and the seconds taken.
+    `trace` defines HLSGEN_TRACE: the top function then logs every layer's output (see trace.py)."""
     hls_dir = Path(hls_dir)
     compiler = os.environ.get("CXX", "g++")
     if shutil.which(compiler) is None:
@@ -88,7 +89,8 @@ def compile_csim(hls_dir: Path, binary: Path, portable: bool = False) -> tuple[H
                          "(install g++, or set CXX to a C++14 compiler)")
     top = top_name(hls_dir)
     headers = choose_headers(hls_dir, portable)
-    command = [compiler, "-std=c++14", "-O2", *WARNINGS, *headers.flags, "-I", str(hls_dir),
+    tracing = ("-DHLSGEN_TRACE",) if trace else ()
+    command = [compiler, "-std=c++14", "-O2", *WARNINGS, *headers.flags, *tracing, "-I", str(hls_dir),
                str(hls_dir / f"{top}.cpp"), str(hls_dir / f"{top}_tb.cpp"), "-o", str(binary)]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
@@ -99,10 +101,13 @@ def compile_csim(hls_dir: Path, binary: Path, portable: bool = False) -> tuple[H
     return headers, time.perf_counter() - start
 
 
-def run_csim(binary: Path, inputs: Path, expected: Path, headers: Headers, compile_seconds: float = 0.0) -> CsimResult:
-    """Run a compiled testbench on a pair of data files (see tbdata) and parse its verdict."""
+def run_csim(binary: Path, inputs: Path, expected: Path, headers: Headers, compile_seconds: float = 0.0,
+             env: dict[str, str] | None = None) -> CsimResult:
+    """Run a compiled testbench on a pair of data files (see tbdata) and parse its verdict; `env` adds
+    environment variables."""
     start = time.perf_counter()
-    done = subprocess.run([str(binary), str(inputs), str(expected)], capture_output=True, text=True)
+    done = subprocess.run([str(binary), str(inputs), str(expected)], capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
     seconds = time.perf_counter() - start
     log = done.stdout + done.stderr
     match = SUMMARY.search(done.stdout)

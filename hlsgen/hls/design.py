@@ -3,6 +3,7 @@ ports, and the order the top function calls the kernels in (a topological one, w
 sequential C simulation needs)."""
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -43,7 +44,7 @@ class Design:
     ports: list[Port]
     kernels: list[Kernel]  # in call order
     streams: list[dict] = field(default_factory=list)  # internal streams: name, t, pragmas
-    calls: list[dict] = field(default_factory=list)  # fn, args
+    calls: list[dict] = field(default_factory=list)  # fn, args, trace (see _trace)
     top_pragmas: list[str] = field(default_factory=list)
 
     @property
@@ -213,4 +214,14 @@ def _wire(design: Design, graph: Graph, kernels: list[Kernel], alias: dict[str, 
         if canon(k.output) in forks:
             ordered.append(forks[canon(k.output)])
     design.kernels = ordered
-    design.calls = [{"fn": k.fn, "args": k.k["args"]} for k in ordered]
+    design.calls = [{"fn": k.fn, "args": k.k["args"], "trace": _trace(k)} for k in ordered]
+
+
+def _trace(kernel: Kernel) -> dict | None:
+    """What an HLSGEN_TRACE build logs after a layer's call: its name and output tensor (as C++ string
+    literals: a JSON string is one) and the stream holding that tensor (the call's argument after the
+    inputs); nothing for forks, which copy a tensor."""
+    if kernel.output is None:
+        return None
+    return {"layer": json.dumps(kernel.layer), "tensor": json.dumps(kernel.output),
+            "stream": kernel.k["args"][len(kernel.inputs)]}

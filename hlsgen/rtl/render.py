@@ -13,16 +13,12 @@ from pathlib import Path
 import jinja2
 
 from ..hw.tiling import accumulator_depth
-from ..resources import data_dir
+from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import PARAM_FIELDS, Program
 
 MEMORIES = ("weights", "taps", "params", "lut")
 Z_W = 10  # zero points and clamp bounds
-
-
-class TemplateError(Exception):
-    """A template failed to render: a bug in hlsgen (a template and its Python side disagree)."""
 
 
 @dataclass(frozen=True)
@@ -84,20 +80,12 @@ def _hex_lines(words: list[int], bits: int) -> str:
 
 @functools.lru_cache(maxsize=1)
 def environment() -> jinja2.Environment:
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(str(data_dir("templates") / "rtl")),
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True, autoescape=False)
-    env.filters["literal"] = _literal
-    return env
+    return make_environment("rtl", filters={"literal": _literal})
 
 
 def render(template: str, **context) -> str:
-    try:
-        return environment().get_template(template).render(**context)
-    except jinja2.TemplateSyntaxError as exc:
-        raise TemplateError(f"templates/rtl/{template}, line {exc.lineno}: {exc.message}") from exc
-    except Exception as exc:
-        raise TemplateError(f"templates/rtl/{template}: {type(exc).__name__}: {exc}") from exc
+    """Render `templates/rtl/<template>` with `context`; every failure names the template."""
+    return render_with(environment(), "rtl", template, **context)
 
 
 def write_rtl(program: Program, folder: Path) -> RtlFiles:

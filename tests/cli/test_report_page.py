@@ -36,8 +36,9 @@ def built(tmp_path_factory):
 
 def test_report_page_renders_its_plots_in_a_browser(built, tmp_path):
     page = built / "report.html"
-    dom = headless(f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", page.as_uri())
+    dom = headless(f"--user-data-dir={tmp_path / 'profile'}", "--enable-logging=stderr", "--dump-dom", page.as_uri())
     assert dom.returncode == 0, dom.stderr
+    assert "CONSOLE" not in dom.stderr and "Failed to load" not in dom.stderr  # no page errors, nothing missing
     html = dom.stdout
     assert "<title>hlsgen report: digits on systolic16x16</title>" in html
     charts = re.findall(r'<svg class="chart" role="img" aria-label="([^"]+)"', html)
@@ -46,6 +47,9 @@ def test_report_page_renders_its_plots_in_a_browser(built, tmp_path):
     assert html.count("<rect") > 20  # bars were drawn
     assert '<svg class="graph"' in html
     assert all(name in html for name in ("conv1", "conv2", "fc1", "fc2"))
+    for section in ('id="verification"', 'id="quality"', 'id="layers"'):
+        assert section in html
+    assert "not run" in html  # this build ran no simulation, and the page says so
     shot = tmp_path / "report.png"
     done = headless(f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1300,2400",
                     f"--screenshot={shot}", page.as_uri())

@@ -1,13 +1,25 @@
 """`hlsgen csim`: its verdicts and its errors (one line each, the documented exit codes)."""
 from __future__ import annotations
 
+import re
 import shutil
+import sys
+from pathlib import Path
 
 import pytest
 
+from hlsgen.build import load_build
+from hlsgen.errors import DataError, PathError
+from hlsgen.hls.csim import vendor_headers
+from hlsgen.hls.emit import INPUT_FILE
+from hlsgen.hls.trace import first_difference, read_trace
 from tests.cli.test_errors import assert_one_line_error, run_cli
 
 pytestmark = pytest.mark.csim
+
+# Rounding half up in the requantizer (docs/numerics.md), and a truncating one that breaks it.
+ROUNDING = "half = ap_int<RW>(1) << (s - 1);"
+TRUNCATING = "half = 0;"
 
 
 @pytest.fixture
@@ -22,19 +34,52 @@ def test_a_wrong_expected_value_fails_with_exit_5(build_copy, capsys):
     values = lines[3].split()
     values[4] = str(int(values[4]) + 1)
     data.write_text("\n".join([*lines[:3], " ".join(values), *lines[4:]]) + "\n")
-    code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable")
+    code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable", "-q")
     assert code == 5
-    assert_one_line_error(err, "1 of 160 output integers differ", "sample 2, logits[4]")
+    assert_one_line_error(err, "1 of 160 output integers differ", "image 2: every layer matches the integer "
+                          "reference; the expected outputs differ", "mismatch: image 2, logits[4]")
+    assert "first wrong value" not in err
+
+
+def test_a_wrong_weight_is_traced_to_its_layer_image_and_element(build_copy, capsys):
+    """The first weight of conv2 (the second conv layer; weights [group][reduction][out channel]) moves to the
+    other end of its range: conv1 and pool1 still match the reference, output channel 0 of conv2 does not."""
+    weights = build_copy / "hls" / "weights" / "conv2.h"
+    text, count = re.subn(r"(conv2_weights\[[^=]*= \{\s*\{\s*\{\s*)(-?\d+)",
+                          lambda m: m.group(1) + ("127" if int(m.group(2)) < 0 else "-127"), weights.read_text())
+    assert count == 1
+    weights.write_text(text)
+    code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable", "-q")
+    assert code == 5
+    assert_one_line_error(err, "first wrong value: image 0, layer conv2 (tensor relu2): element [0, ",
+                          "(C, H, W) csim ", "mismatch: image 0, logits[")
+    assert "layer conv1" not in err and "layer pool1" not in err
 
 
 def test_a_rounding_error_in_the_generated_code_is_caught(build_copy, capsys):
     """Truncate instead of rounding half up: the requantizer no longer matches docs/numerics.md."""
     ops = build_copy / "hls" / "hlsgen_ops.h"
     text = ops.read_text()
-    assert "half = ap_int<RW>(1) << (s - 1);" in text
-    ops.write_text(text.replace("half = ap_int<RW>(1) << (s - 1);", "half = 0;"))
-    code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable")
-    assert code == 5 and "differ from the integer reference" in err
+    assert ROUNDING in text
+    ops.write_text(text.replace(ROUNDING, TRUNCATING))
+    code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable", "-q")
+    assert code == 5
+    assert_one_line_error(err, "differ from the integer reference",
+                          "first wrong value: image 0, layer conv1 (tensor relu1)")
+
+
+@pytest.mark.parametrize("name", ["digits", "residual"])
+def test_the_trace_build_compiles_with_the_vendor_headers_and_logs_every_layer(models, tmp_path, name):
+    """-Werror: the HLSGEN_TRACE code is warning-free with the vendor headers too; every layer's output is
+    logged in call order (the residual network's forks are not: they copy a tensor) and equals the
+    reference's, and the values go back into the streams unchanged (the later layers still match)."""
+    if vendor_headers() is None:
+        pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
+    folder = models.get(name, "8")
+    graph = load_build(folder).graph
+    verdict = first_difference(folder / "hls", graph, folder / "hls" / INPUT_FILE, 1, tmp_path)
+    assert verdict == "image 1: every layer matches the integer reference; the expected outputs differ from it"
+    assert [t.layer for t in read_trace(tmp_path / "trace.txt")] == [n.name for n in graph.topological()]
 
 
 def test_the_portable_header_can_be_forced_by_the_environment(models, capsys, monkeypatch):
@@ -53,13 +98,13 @@ def test_a_missing_compiler_is_one_line(models, capsys, monkeypatch):
 def test_a_build_without_hls_sources_is_one_line(build_copy, capsys):
     shutil.rmtree(build_copy / "hls")
     code, _, err = run_cli(capsys, "csim", str(build_copy))
-    assert code == 2
+    assert code == PathError.exit_code
     assert_one_line_error(err, "has no hls/ folder")
 
 
 def test_a_folder_that_is_not_a_build_is_one_line(tmp_path, capsys):
     code, _, err = run_cli(capsys, "csim", str(tmp_path))
-    assert code == 2
+    assert code == PathError.exit_code
     assert_one_line_error(err, "not an hlsgen build folder")
 
 
@@ -68,8 +113,27 @@ def test_inputs_that_do_not_fit_the_model_are_one_line(models, tmp_path, capsys)
 
     np.savez(tmp_path / "bad.npz", image=np.zeros((2, 3, 16, 16), np.float32))
     code, _, err = run_cli(capsys, "csim", str(models.get("digits", "8")), "--inputs", str(tmp_path / "bad.npz"))
-    assert code == 2
+    assert code == DataError.exit_code
     assert_one_line_error(err, "shape")
+
+
+def truncating_compiler(folder: Path) -> Path:
+    """A C++ compiler (for CXX) that miscompiles the requantizer: it truncates instead of rounding half up.
+    It is g++ run after rewriting the rounding line of the hlsgen_ops.h it is given."""
+    script = folder / "truncating-g++"
+    script.write_text(f"""#!{sys.executable}
+import os
+import sys
+from pathlib import Path
+
+for arg in sys.argv[1:]:
+    ops = Path(arg) / "hlsgen_ops.h"
+    if ops.is_file():
+        ops.write_text(ops.read_text().replace({ROUNDING!r}, {TRUNCATING!r}))
+os.execvp("g++", ["g++", *sys.argv[1:]])
+""")
+    script.chmod(0o755)
+    return script
 
 
 def test_build_verify_csim_runs_before_the_folder_is_written(tmp_path, capsys, monkeypatch):
@@ -80,12 +144,8 @@ def test_build_verify_csim_runs_before_the_folder_is_written(tmp_path, capsys, m
     assert code == 0, err
     assert (tmp_path / "ok" / "hls" / "digits.cpp").is_file()
 
-    from hlsgen.hls import verify
-
-    def mismatch(folder, *_):
-        raise verify.CsimMismatch("csim: 1 of 160 output integers differ from the integer reference")
-
-    monkeypatch.setattr(verify, "csim_build", mismatch)
+    monkeypatch.setenv("CXX", str(truncating_compiler(tmp_path)))
     code, _, err = run_cli(capsys, *args, "-o", str(tmp_path / "bad"))
-    assert code == 5 and not (tmp_path / "bad").exists()
-    assert_one_line_error(err, "differ from the integer reference")
+    assert code == 5
+    assert_one_line_error(err, "differ from the integer reference", "first wrong value: image 0, layer conv1")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ok", "truncating-g++"]  # no folder, no staging left
