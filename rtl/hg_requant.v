@@ -1,6 +1,7 @@
 // One requantizer lane (docs/numerics.md): y = saturate(rshift_round(acc * M, s) + zp, lo, hi), with
 // rshift_round(v, s) = (v + 2^(s-1)) >>> s (round half up), M = M_neg where acc < 0 when NEG is set
-// (a fused LeakyRelu). Three pipeline stages: multiply, round-shift, add zero point and saturate.
+// (a fused LeakyRelu). Three pipeline stages: multiply here, then round-shift and add zero point and
+// saturate (hg_round_saturate).
 // The output is the low D_W bits of the saturated value (lo/hi keep it inside the output's range).
 `default_nettype none
 module hg_requant #(
@@ -18,31 +19,23 @@ module hg_requant #(
     input  wire signed [Z_W-1:0] zp,
     input  wire signed [Z_W-1:0] lo,
     input  wire signed [Z_W-1:0] hi,
-    output reg         [D_W-1:0] q
+    output wire        [D_W-1:0] q
 );
     reg  signed [63:0] product;
     reg         [5:0]  shift_1;
-    reg  signed [63:0] scaled;
-    reg  signed [Z_W-1:0] zp_1, lo_1, hi_1, zp_2, lo_2, hi_2;
+    reg  signed [Z_W-1:0] zp_1, lo_1, hi_1;
 
     wire [M_W-1:0] m = (use_neg && acc[P_W-1]) ? mult_neg : mult;
     wire signed [63:0] acc_w = {{(64-P_W){acc[P_W-1]}}, acc};
     wire signed [63:0] m_w = {{(64-M_W){1'b0}}, m};
-    wire signed [63:0] half = (shift_1 == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift_1 - 6'd1));
-    wire signed [63:0] biased = scaled + {{(64-Z_W){zp_2[Z_W-1]}}, zp_2};
-    wire signed [63:0] lo_w = {{(64-Z_W){lo_2[Z_W-1]}}, lo_2};
-    wire signed [63:0] hi_w = {{(64-Z_W){hi_2[Z_W-1]}}, hi_2};
-    wire signed [63:0] clamped = (biased < lo_w) ? lo_w : ((biased > hi_w) ? hi_w : biased);
 
     always @(posedge clk) begin
         product <= acc_w * m_w;
         shift_1 <= shift;
         {zp_1, lo_1, hi_1} <= {zp, lo, hi};
-        {zp_2, lo_2, hi_2} <= {zp_1, lo_1, hi_1};
-        scaled <= (product + half) >>> shift_1;
-        q <= clamped[D_W-1:0];
     end
 
-    wire unused_clamped = ^clamped[63:D_W];
+    hg_round_saturate #(.Z_W(Z_W), .D_W(D_W)) round_saturate (
+        .clk(clk), .v(product), .shift(shift_1), .zp(zp_1), .lo(lo_1), .hi(hi_1), .q(q));
 endmodule
 `default_nettype wire

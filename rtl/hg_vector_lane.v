@@ -29,31 +29,26 @@ module hg_vector_lane #(
 );
     reg  signed [63:0] total;
     reg         [5:0]  shift_1;
-    reg  signed [63:0] scaled;
-    reg  signed [Z_W-1:0] zp_1, lo_1, hi_1, zp_2, lo_2, hi_2;
+    reg  signed [Z_W-1:0] zp_1, lo_1, hi_1;
     reg                lookup_1, lookup_2;
-    reg         [D_W-1:0] arith;
+    wire        [D_W-1:0] arith;
 
     wire signed [63:0] va_w = {{(64-V_W){va[V_W-1]}}, va};
     wire signed [63:0] vb_w = {{(64-V_W){vb[V_W-1]}}, vb};
     wire signed [63:0] ma_w = {{(64-M_W){1'b0}}, ma};
     wire signed [63:0] mb_w = {{(64-M_W){1'b0}}, mb};
-    wire signed [63:0] half = (shift_1 == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift_1 - 6'd1));
-    wire signed [63:0] biased = scaled + {{(64-Z_W){zp_2[Z_W-1]}}, zp_2};
-    wire signed [63:0] lo_w = {{(64-Z_W){lo_2[Z_W-1]}}, lo_2};
-    wire signed [63:0] hi_w = {{(64-Z_W){hi_2[Z_W-1]}}, hi_2};
-    wire signed [63:0] clamped = (biased < lo_w) ? lo_w : ((biased > hi_w) ? hi_w : biased);
 
     always @(posedge clk) begin
         total <= va_w * ma_w + vb_w * mb_w;
         shift_1 <= shift;
         {zp_1, lo_1, hi_1} <= {zp, lo, hi};
-        {zp_2, lo_2, hi_2} <= {zp_1, lo_1, hi_1};
-        scaled <= (total + half) >>> shift_1;
-        arith <= clamped[D_W-1:0];
         lookup_1 <= lookup;
         lookup_2 <= lookup_1;
     end
+
+    // round-shift, then add zero point and saturate: two more stages
+    hg_round_saturate #(.Z_W(Z_W), .D_W(D_W)) round_saturate (
+        .clk(clk), .v(total), .shift(shift_1), .zp(zp_1), .lo(lo_1), .hi(hi_1), .q(arith));
 
     // lookup: the table answers one cycle later, then waits two to stay aligned with the arithmetic
     wire [D_W-1:0] entry;
@@ -74,7 +69,5 @@ module hg_vector_lane #(
         lookup_3 <= lookup_2;
     end
     assign q = lookup_3 ? entry_3 : arith;
-
-    wire unused_clamped = ^clamped[63:D_W];
 endmodule
 `default_nettype wire

@@ -180,3 +180,12 @@ def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path):
     assert process.returncode == INTERRUPTED_EXIT, err
     assert "interrupted" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+
+
+def test_json_mode_reports_a_failure_on_stdout_too(tmp_path, capsys):
+    import json
+
+    code, out, err = run_cli(capsys, "build", MODEL, "--target", "systolic99", "-o", str(tmp_path / "o"), "--json")
+    assert code == TargetError.exit_code
+    assert json.loads(out) == {"error": err.strip().removeprefix("error: "), "exit_code": TargetError.exit_code,
+                               "category": "TargetError"}

@@ -149,3 +149,12 @@ def test_build_verify_csim_runs_before_the_folder_is_written(tmp_path, capsys, m
     assert code == 5
     assert_one_line_error(err, "differ from the integer reference", "first wrong value: image 0, layer conv1")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ok", "truncating-g++"]  # no folder, no staging left
+
+
+def test_json_summary_for_ci(models, capsys):
+    import json
+
+    code, out, err = run_cli(capsys, "csim", str(models.get("digits", "8")), "--portable", "--json")
+    assert code == 0 and err == ""
+    summary = json.loads(out)
+    assert summary["check"] == "csim" and summary["bit_exact"] and summary["output_integers"] == 160
