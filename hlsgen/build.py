@@ -83,7 +83,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         stats = collect_stats(graph, calib)
     bits_table, measured_search = None, None
     if bit_mode == "auto":
-        from .quant.bitwidth import format_table, search_bit_widths
+        from .quant.bitwidth import search_bit_widths
+        from .quant.search_report import format_table
 
         budget_drop, budget_sqnr = _budget(options, labels)
         with step("search bit widths") as detail:

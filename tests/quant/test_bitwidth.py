@@ -15,16 +15,12 @@ from hlsgen.frontend import import_model
 from hlsgen.model import Model
 from hlsgen.npz_io import match_inputs, top1_accuracy
 from hlsgen.quant import BitConfig, quantize
-from hlsgen.quant.bitwidth import (
-    MAX_BITS,
-    _CostModel,
-    _Knob,
-    format_table,
-    hardware_cost,
-    search_bit_widths,
-)
+from hlsgen.quant.bitwidth import search_bit_widths
 from hlsgen.quant.calibrate import collect_stats
+from hlsgen.quant.cost import hardware_cost
+from hlsgen.quant.knobs import MAX_BITS, AssignmentCost, Knob
 from hlsgen.quant.lower import lower
+from hlsgen.quant.search_report import format_table
 from tests.builders import make_model, tensor_value
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -190,8 +186,8 @@ def test_hardware_cost_formula_and_monotone():
             assert w.mac_cost > c.mac_cost and w.total > c.total
 
     # The search's fast cost model (no lowering) agrees with hardware_cost.
-    knobs = [_Knob("weight", conv), _Knob("weight", dense), _Knob("act", "x"), _Knob("act", conv_out)]
-    estimate = _CostModel(graph, lower(graph, stats, BitConfig()), knobs)
+    knobs = [Knob("weight", conv), Knob("weight", dense), Knob("act", "x"), Knob("act", conv_out)]
+    estimate = AssignmentCost(graph, lower(graph, stats, BitConfig()), knobs)
     for combo in [(8, 8, 8, 8), (5, 3, 4, 6), (2, 7, 3, 5)]:
         assert estimate(dict(zip(knobs, combo))) == cost(*combo)
     assert MAX_BITS == 8
