@@ -54,9 +54,9 @@ def inspect(model_path: str) -> None:
 
 @cli.command()
 @click.argument("model_path", metavar="MODEL.onnx|BUILD")
-@click.option("--inputs", "inputs_path", required=True,
+@click.option("--inputs", "inputs_path", required=True, metavar="IN.npz",
               help="npz with one array per graph input (N samples along the batch axis).")
-@click.option("-o", "--output", "output_path", required=True,
+@click.option("-o", "--output", "output_path", required=True, metavar="OUT.npz",
               help="npz to write, one array per graph output.")
 @click.option("--no-optimize", is_flag=True, help="ONNX models: run the graph as imported, without the passes.")
 @click.option("--raw", is_flag=True, help="Build folders: write the integer outputs instead of dequantized ones.")
@@ -90,21 +90,21 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
 
 @cli.command(short_help="Quantize, map, write HLS C++ and RTL, --verify them.")
 @click.argument("model_path", metavar="MODEL.onnx")
-@click.option("--target", default="systolic16x16", show_default=True,
+@click.option("--target", default="systolic16x16", show_default=True, metavar="NAME|FILE.yaml",
               help="A built-in target (see `hlsgen targets`) or a path to a target .yaml.")
-@click.option("-o", "--output", "out", default=None,
+@click.option("-o", "--output", "out", default=None, metavar="OUT",
               help="Build folder [default: <model>_<target>].")
-@click.option("--calib", default=None,
+@click.option("--calib", default=None, metavar="CALIB.npz",
               help="npz of calibration inputs (the `hlsgen run` convention), optionally with `labels`.")
-@click.option("--bits", default="8", show_default=True, help="Uniform width 2..8 (e.g. 8, 6, 4) or 'auto'.")
+@click.option("--bits", default="8", show_default=True, metavar="2..8|auto", help="Uniform width 2..8 (e.g. 8, 6, 4) or 'auto'.")
 @click.option("--max-accuracy-drop", type=click.FloatRange(0, 1), default=None,
               help="--bits auto budget: largest top-1 accuracy drop on the labelled calibration set (0.01 = 1 point).")
-@click.option("--min-sqnr", "min_sqnr", type=float, default=None,
+@click.option("--min-sqnr", "min_sqnr", type=float, default=None, metavar="DB",
               help="--bits auto budget without labels: smallest output SQNR against float, in dB.")
-@click.option("--verify", default="", help="Comma-separated checks that must be bit-exact before OUT is written: "
+@click.option("--verify", default="", metavar="csim,rtl", help="Comma-separated checks that must be bit-exact before OUT is written: "
                                            "csim (g++ C simulation), rtl (Verilator simulation).")
 @click.option("--dump-ir", is_flag=True, help="Also write the loop IR of every layer as text (OUT/loop_ir.txt).")
-@click.option("--config", "config_path", default=None,
+@click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
@@ -209,7 +209,7 @@ def report(out: str, quiet: bool) -> None:
 
 @cli.command(short_help="C-simulate BUILD/hls/ with g++: bit-exact or exit 5.")
 @click.argument("out", metavar="BUILD")
-@click.option("--inputs", "inputs_path", default=None,
+@click.option("--inputs", "inputs_path", default=None, metavar="IN.npz",
               help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
 @click.option("--portable", is_flag=True,
               help="Compile against hlsgen's portable ap_int headers even when vendor headers are installed "
@@ -236,7 +236,7 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
 
 @cli.command(short_help="Simulate BUILD's RTL with Verilator: bit-exact or exit 5.")
 @click.argument("out", metavar="BUILD")
-@click.option("--inputs", "inputs_path", default=None,
+@click.option("--inputs", "inputs_path", default=None, metavar="IN.npz",
               help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
 @click.option("--images", type=click.IntRange(min=1), default=None, help="Simulate only the first N images.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
