@@ -345,7 +345,15 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    sys.exit(main())
+    code = main()
+    if code == INTERRUPTED_EXIT:
+        # The cleanup already ran (the staging folder is gone). Leave at once: CPython can still kill an
+        # interpreter that caught a Ctrl-C with SIGINT on its way out (its "unhandled KeyboardInterrupt"
+        # flag races, python/cpython#128130), which a caller sees as a signal death instead of 130.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
 
 
 if __name__ == "__main__":
