@@ -77,3 +77,14 @@ def unpack(word: int, lanes: int, width: int, signed: bool = True) -> list[int]:
 
 def rng() -> random.Random:
     return random.Random(config().get("seed", 1))
+
+
+def random_output_range(gen: random.Random, bits: int) -> tuple[int, int, int]:
+    """A requantizer's (zero point, lo, hi) for a random signed or unsigned `bits`-wide output: mostly the
+    full range with zero point 0, sometimes a narrower clamp (a fused ReLU/Clip) or another zero point."""
+    signed = gen.random() < 0.5
+    qlo, qhi = (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
+    zp = gen.randint(qlo, qhi) if gen.random() < 0.3 else 0
+    lo = gen.randint(qlo, qhi) if gen.random() < 0.3 else qlo
+    hi = gen.randint(lo, qhi) if gen.random() < 0.3 else qhi
+    return zp, lo, hi

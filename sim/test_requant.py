@@ -5,7 +5,7 @@ import pytest
 from cocotb.triggers import RisingEdge
 
 import cocotb
-from bench import config, rng, run_bench, start
+from bench import config, random_output_range, rng, run_bench, start
 from hlsgen.quant.arith import requantize
 
 LATENCY = 3
@@ -30,11 +30,7 @@ async def requantize_is_exact(dut):
         m, m_neg = gen.randint(1, (1 << 16) - 1), gen.randint(0, (1 << 16) - 1)
         use_neg = gen.random() < 0.3
         s = gen.choice([0, 1, 2, gen.randint(0, 62), gen.randint(8, 40)])
-        signed = gen.random() < 0.5
-        qlo, qhi = (-(1 << (d_w - 1)), (1 << (d_w - 1)) - 1) if signed else (0, (1 << d_w) - 1)
-        zp = gen.randint(qlo, qhi) if gen.random() < 0.3 else 0
-        lo = gen.randint(qlo, qhi) if gen.random() < 0.3 else qlo
-        hi = gen.randint(lo, qhi) if gen.random() < 0.3 else qhi
+        zp, lo, hi = random_output_range(gen, d_w)
         dut.acc.value, dut.mult.value, dut.mult_neg.value, dut.use_neg.value = acc, m, m_neg, int(use_neg)
         dut.shift.value, dut.zp.value, dut.lo.value, dut.hi.value = s, zp, lo, hi
         pending.append(expected(acc, m, m_neg, use_neg, s, zp, lo, hi, d_w))

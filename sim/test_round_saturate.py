@@ -6,7 +6,7 @@ import pytest
 from cocotb.triggers import RisingEdge
 
 import cocotb
-from bench import config, rng, run_bench, start
+from bench import config, random_output_range, rng, run_bench, start
 from hlsgen.quant.arith import rshift_round, saturate
 
 LATENCY = 2
@@ -22,11 +22,7 @@ async def round_saturate_is_exact(dut):
         bits = gen.randint(1, 57)
         v = gen.randint(-(1 << (bits - 1)), (1 << (bits - 1)) - 1)
         s = gen.choice([0, 1, 2, gen.randint(0, 62), gen.randint(8, 40)])
-        signed = gen.random() < 0.5
-        qlo, qhi = (-(1 << (d_w - 1)), (1 << (d_w - 1)) - 1) if signed else (0, (1 << d_w) - 1)
-        zp = gen.randint(qlo, qhi) if gen.random() < 0.3 else 0
-        lo = gen.randint(qlo, qhi) if gen.random() < 0.3 else qlo
-        hi = gen.randint(lo, qhi) if gen.random() < 0.3 else qhi
+        zp, lo, hi = random_output_range(gen, d_w)
         dut.v.value, dut.shift.value, dut.zp.value, dut.lo.value, dut.hi.value = v, s, zp, lo, hi
         y = int(saturate(rshift_round(np.int64(v), s) + zp, lo, hi))
         pending.append(y & ((1 << d_w) - 1))
