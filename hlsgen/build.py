@@ -65,8 +65,7 @@ class BuildResult:
 def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     out = options.out_dir()
     _check_out_dir(out)
-    require_file(options.model, "file (an .onnx model)")
-    if options.calib is not None:
+    if options.calib is not None:  # read only after the import: check the path before any work
         require_file(options.calib, "file (an .npz of calibration inputs)")
     bit_mode = _parse_bits(options.bits)
     user_warnings: list[str] = []

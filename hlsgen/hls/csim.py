@@ -8,13 +8,13 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
-import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import HlsgenError, MismatchError, PathError, ToolError
+from ..errors import HlsgenError, MismatchError, PathError
+from ..tools import cxx_compiler
 
 PORTABLE_ENV = "HLSGEN_CSIM_PORTABLE"
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
@@ -83,10 +83,7 @@ def compile_csim(hls_dir: Path, binary: Path, portable: bool = False, trace: boo
     """Compile the design and its testbench into `binary`; returns the headers used and the seconds taken.
     `trace` defines HLSGEN_TRACE: the top function then logs every layer's output (see trace.py)."""
     hls_dir = Path(hls_dir)
-    compiler = os.environ.get("CXX", "g++")
-    if shutil.which(compiler) is None:
-        raise ToolError(f"{compiler} not found: `hlsgen csim` compiles the C testbench with g++ "
-                         "(install g++, or set CXX to a C++14 compiler)")
+    compiler = cxx_compiler("`hlsgen csim` compiles the C testbench with it")
     top = top_name(hls_dir)
     headers = choose_headers(hls_dir, portable)
     tracing = ("-DHLSGEN_TRACE",) if trace else ()

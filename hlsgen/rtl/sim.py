@@ -106,7 +106,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         with step(f"RTL trace of image {image} to find the first wrong layer"):
             where = _first_wrong_layer(design, work, env, program, int_inputs, image)
         raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
-                            + "; ".join(result.mismatches[:3]) + (f"; first wrong value: image {image}, {where}" if where else ""))
+                            + "; ".join(result.mismatches[:3]) + (f"; first wrong value: {where}" if where else ""))
     return result
 
 

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..errors import ToolError
+from ..tools import cxx_compiler, require_tool
 
 # Command-line variable settings for make (MAKEFLAGS carries them into the Vtop.mk sub-make).
 MAKE_OVERRIDES = {"CFG_CXXFLAGS_PCH_I": "-include", "CFG_CXXFLAGS_COROUTINES": "-fcoroutines"}
@@ -39,11 +40,10 @@ def verilator_root() -> Path:
 
 
 def require_build_tools() -> None:
-    """Verilator's generated makefiles need make and a C++ compiler ($CXX, else g++) on PATH."""
-    compiler = os.environ.get("CXX", "g++")
-    for tool, hint in ((compiler, "install g++, or set CXX to a C++ compiler"), ("make", "install make")):
-        if shutil.which(tool) is None:
-            raise ToolMissing(f"{tool} not found: Verilator compiles the RTL simulation with it ({hint})")
+    """Verilator's generated makefiles need a C++ compiler ($CXX, else g++) and make on PATH."""
+    purpose = "Verilator compiles the RTL simulation with it"
+    cxx_compiler(purpose)
+    require_tool("make", purpose, "install make")
 
 
 def verilator_bin() -> Path:

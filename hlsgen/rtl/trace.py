@@ -9,7 +9,7 @@ from .program import Program
 
 
 def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np.ndarray], image: int = 0) -> str | None:
-    """'layer L: channel c, pixel (y, x): rtl v, reference w' for the first wrong value, or None."""
+    """'image i, layer L: channel c, pixel (y, x): rtl v, reference w' for the first wrong value, or None."""
     reference = run_graph(program.graph, {k: v[image:image + 1] for k, v in feeds.items()}, keep_all=True)
     bits = program.target.widths.operand_bits
     planes: dict[tuple[int, int, int], dict[int, int]] = {}  # (layer, plane, bank) -> {address: value}
@@ -34,6 +34,6 @@ def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np
                     raw = written.get(address)
                     value = None if raw is None else (raw - (1 << bits) if fmap.quant.signed and raw >> (bits - 1) else raw)
                     if value != int(want[c, y, x]):
-                        return (f"layer {layer.name}: channel {c}, pixel ({y}, {x}): rtl {value}, "
+                        return (f"image {image}, layer {layer.name}: channel {c}, pixel ({y}, {x}): rtl {value}, "
                                 f"reference {int(want[c, y, x])}")
     return None
