@@ -1,7 +1,8 @@
 """A zoo of small, realistic CNNs built in code, for tests and benchmarks.
 
-Every constructor returns an `onnx.ModelProto` (opset 17, IR version 10) with one input `image`
-[N, C, H, W] (symbolic batch "N") and one output `logits` [N, classes].
+Every CNN constructor (`ZOO`) returns an `onnx.ModelProto` (opset 17, IR version 10) with one input
+`image` [N, C, H, W] (symbolic batch "N") and one output `logits` [N, classes]. `anomaly_autoencoder` is
+the dense-only exception: input `features` [N, 640] (log-mel frames), output `reconstruction` [N, 640].
 
 Weights are He-initialized from a fixed seed while a float probe batch runs through the net in numpy:
 half image-like samples (as `calibration_data` makes them), half standard normal. Each Conv is
@@ -25,6 +26,8 @@ OPSET = 17
 IR_VERSION = 10  # onnx >= 1.23 writes IR 14 by default, which onnxruntime 1.31 refuses
 BN_EPSILON = 1e-5
 PROBE_BATCH = 32
+FRAMES, MEL_BINS = 5, 128  # the autoencoder's input: 5 log-mel frames
+FEATURES = FRAMES * MEL_BINS
 
 
 def _round_sig(x, digits: int = 4) -> np.ndarray:
@@ -54,15 +57,14 @@ class NetBuilder:
     output tensor names (identifier-safe), except the classifier's output `logits`.
     """
 
-    def __init__(self, name: str, in_channels: int, input_hw: int, seed: int):
-        self.name = name
+    def __init__(self, name: str, input_shape: tuple[int, ...], seed: int, input_name: str = "image"):
+        self.name, self.input_name = name, input_name
         self.rng = np.random.default_rng(seed)
-        self.input_shape = (in_channels, input_hw, input_hw)
+        self.input_shape = input_shape
         self.nodes: list[onnx.NodeProto] = []
         self.inits: dict[str, np.ndarray] = {}
-        rng, half = np.random.default_rng([seed, 1]), PROBE_BATCH // 2
-        probe = [_image_like(rng, half, self.input_shape), rng.standard_normal((half, *self.input_shape))]
-        self.values = {"image": np.concatenate(probe)}  # probe activations (float64) by tensor name
+        probe = _probe(np.random.default_rng([seed, 1]), input_shape)
+        self.values = {input_name: probe}  # probe activations (float64) by tensor name
 
     def channels(self, x: str) -> int:
         return self.values[x].shape[1]
@@ -93,9 +95,18 @@ class NetBuilder:
         attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group)
         return self._emit("Conv", [x, self._init(f"{name}_w", w)], name, y, **attrs)
 
+    def dense(self, x: str, name: str, out_features: int) -> str:
+        """Gemm with a bias and weights [out, in], transB=1: PyTorch's nn.Linear (a BatchNormalization follows)."""
+        feats = self.values[x]
+        w = self.rng.standard_normal((out_features, feats.shape[1])) * np.sqrt(2.0 / feats.shape[1])
+        w, y = self._unit_std(w, feats @ w.T)
+        inputs = [x, self._init(f"{name}_w", w), self._init(f"{name}_b", self.rng.normal(0.0, 0.1, out_features))]
+        return self._emit("Gemm", inputs, name, y + self.inits[inputs[2]], transB=1)
+
     def batchnorm(self, x: str, name: str) -> str:
         v, c = self.values[x], self.channels(x)
-        mean, var = v.mean(axis=(0, 2, 3)), v.var(axis=(0, 2, 3))
+        axes = (0, *range(2, v.ndim))  # every axis but the channels
+        mean, var = v.mean(axis=axes), v.var(axis=axes)
         params = {
             "gamma": self.rng.uniform(0.6, 1.4, c),
             "beta": self.rng.normal(0.0, 0.2, c),
@@ -103,7 +114,7 @@ class NetBuilder:
             "var": _round_sig(var * self.rng.uniform(0.8, 1.25, c)),
         }
         inputs = [x] + [self._init(f"{name}_{k}", p) for k, p in params.items()]
-        g, b, m, s = (self.inits[t].astype(np.float64)[None, :, None, None] for t in inputs[1:])
+        g, b, m, s = (self.inits[t].astype(np.float64).reshape(c, *[1] * (v.ndim - 2)) for t in inputs[1:])
         value = g * (v - m) / np.sqrt(s + np.float32(BN_EPSILON)) + b
         return self._emit("BatchNormalization", inputs, name, value, epsilon=BN_EPSILON)
 
@@ -159,13 +170,24 @@ class NetBuilder:
         value = feats @ self.inits["fc_w"].astype(np.float64).T + self.inits["fc_b"]
         return self._emit("Gemm", inputs, "fc", value, output="logits", transB=1)
 
+    def reconstruction(self, x: str) -> str:
+        """The autoencoder's linear output Gemm: the input's per-feature mean plus a deviation whose std
+        matches the input's on the probe (as a trained autoencoder gives)."""
+        feats, target = self.values[x], self.values[self.input_name]
+        w = self.rng.standard_normal((target.shape[1], feats.shape[1])) * np.sqrt(1.0 / feats.shape[1])
+        deviation, spread = feats @ w.T, target - target.mean(axis=0)
+        w = (w * _round_sig(np.std(spread) / np.std(deviation - deviation.mean(axis=0)))).astype(np.float32)
+        bias = _round_sig(target.mean(axis=0) - feats.mean(axis=0) @ w.astype(np.float64).T)
+        inputs = [x, self._init("decoder_out_w", w), self._init("decoder_out_b", bias)]
+        value = feats @ self.inits["decoder_out_w"].astype(np.float64).T + self.inits["decoder_out_b"]
+        return self._emit("Gemm", inputs, "decoder_out", value, output="reconstruction", transB=1)
+
     def build(self, output: str) -> onnx.ModelProto:
-        classes = self.values[output].shape[1]
         graph = helper.make_graph(
             self.nodes,
             self.name,
-            [helper.make_tensor_value_info("image", TensorProto.FLOAT, ["N", *self.input_shape])],
-            [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["N", classes])],
+            [helper.make_tensor_value_info(self.input_name, TensorProto.FLOAT, ["N", *self.input_shape])],
+            [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["N", self.values[output].shape[1]])],
             initializer=[numpy_helper.from_array(v, k) for k, v in self.inits.items()],
         )
         model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="hlsgen.zoo")
@@ -178,7 +200,7 @@ class NetBuilder:
 def residual_net(input_hw: int = 16, channels: int = 16, classes: int = 10, seed: int = 0, in_channels: int = 3) -> onnx.ModelProto:
     """ResNet-style: stem Conv-BN-Relu, two basic blocks, a stride-2 block with a 1x1 projection
     shortcut (doubling the channels), GlobalAveragePool, Flatten, Gemm."""
-    net = NetBuilder("residual_net", in_channels, input_hw, seed)
+    net = NetBuilder("residual_net", (in_channels, input_hw, input_hw), seed)
     x = net.conv_bn("image", "stem", channels)
     x = net.basic_block(x, "block1", channels)
     x = net.basic_block(x, "block2", channels)
@@ -189,7 +211,7 @@ def residual_net(input_hw: int = 16, channels: int = 16, classes: int = 10, seed
 def mobilenet_net(input_hw: int = 16, channels: int = 16, classes: int = 10, seed: int = 0, in_channels: int = 3) -> onnx.ModelProto:
     """MobileNet-style with Relu6: stem Conv-BN-Relu6, three depthwise-separable blocks (the second
     strided, doubling the channels), one inverted-residual block, GlobalAveragePool, Flatten, Gemm."""
-    net = NetBuilder("mobilenet_net", in_channels, input_hw, seed)
+    net = NetBuilder("mobilenet_net", (in_channels, input_hw, input_hw), seed)
     x = net.conv_bn("image", "stem", channels, act="relu6")
     x = net.separable(x, "sep1", channels)
     x = net.separable(x, "sep2", 2 * channels, stride=2)
@@ -208,6 +230,19 @@ def mobilenet_cifar(seed: int = 0) -> onnx.ModelProto:
     return mobilenet_net(input_hw=32, channels=32, classes=10, seed=seed)
 
 
+def anomaly_autoencoder(hidden: int = 128, seed: int = 0) -> onnx.ModelProto:
+    """MLPerf Tiny's anomaly-detection autoencoder: 640 inputs (5 frames of 128 log-mel bins), four
+    Gemm-BN-Relu layers of `hidden` (128 in MLPerf Tiny), a Gemm-BN-Relu bottleneck of 8, four Gemm-BN-Relu
+    of `hidden`, and a Gemm back to 640 without BatchNormalization or Relu (the signed reconstruction).
+    At 8 bits its weights and biases take 270,880 bytes, more than any shipped target's weight memory:
+    `hidden=32` fits every one (51,232 bytes), `hidden=64` the 16x16 and 32x32 targets, 96 the 32x32."""
+    net = NetBuilder("anomaly_autoencoder", (FEATURES,), seed, input_name="features")
+    x = "features"
+    for i, width in enumerate((hidden,) * 4 + (8,) + (hidden,) * 4):
+        x = net.relu(net.batchnorm(net.dense(x, f"fc{i}", width), f"fc{i}_bn"), f"fc{i}_relu")
+    return net.build(net.reconstruction(x))
+
+
 ZOO: dict[str, Callable[..., onnx.ModelProto]] = {
     "residual": residual_net,
     "mobilenet": mobilenet_net,
@@ -217,9 +252,33 @@ ZOO: dict[str, Callable[..., onnx.ModelProto]] = {
 
 
 def calibration_data(model: onnx.ModelProto, n: int = 64, seed: int = 0) -> np.ndarray:
-    """`n` image-like inputs for `model`: [n, C, H, W] float32 in [0, 1] (see `_image_like`)."""
+    """`n` realistic inputs for `model`: image-like [n, C, H, W] float32 in [0, 1] (see `_image_like`), or
+    log-mel-like [n, 640] for the autoencoder (see `_log_mel_like`)."""
     shape = tuple(d.dim_value for d in model.graph.input[0].type.tensor_type.shape.dim[1:])
-    return _image_like(np.random.default_rng([seed, 2]), n, shape).astype(np.float32)
+    return _realistic(np.random.default_rng([seed, 2]), n, shape).astype(np.float32)
+
+
+def _realistic(rng: np.random.Generator, n: int, shape: tuple[int, ...]) -> np.ndarray:
+    return _log_mel_like(rng, n) if shape == (FEATURES,) else _image_like(rng, n, shape)
+
+
+def _probe(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+    """The float probe batch. Images: half image-like, half standard normal (activations stay O(1) on
+    either). Log-mel features only ever come in dB, far from zero: all of their probe is log-mel-like."""
+    if shape == (FEATURES,):
+        return _log_mel_like(rng, PROBE_BATCH)
+    half = PROBE_BATCH // 2
+    return np.concatenate([_image_like(rng, half, shape), rng.standard_normal((half, *shape))])
+
+
+def _log_mel_like(rng: np.random.Generator, n: int) -> np.ndarray:
+    """Five consecutive frames of a 128-bin log-mel spectrogram in dB, flattened (the autoencoder's input):
+    a smooth spectral envelope falling with frequency, a per-sample level, small frame-to-frame changes."""
+    bins = np.arange(MEL_BINS)
+    envelope = np.cumsum(rng.normal(0.0, 1.5, (n, 1, MEL_BINS)), axis=2) - 0.15 * bins
+    level = rng.uniform(-45.0, -20.0, (n, 1, 1))
+    frames = envelope + level + rng.normal(0.0, 2.0, (n, FRAMES, MEL_BINS))
+    return frames.reshape(n, FEATURES)
 
 
 def _image_like(rng: np.random.Generator, n: int, shape: tuple[int, int, int]) -> np.ndarray:

@@ -14,6 +14,7 @@ module hg_vector_engine #(
     parameter integer Z_W = 10,
     parameter integer DIM_W = 8,
     parameter integer ADDR_W = 12,
+    parameter integer OFF_W = 18,   // the pixel walk's signed offsets (wider than DIM_W + 1)
     parameter integer CNT_W = 10,
     parameter integer PIX_W = 12,
     parameter integer LUT_DEPTH = 1,
@@ -96,11 +97,11 @@ module hg_vector_engine #(
     wire [DIM_W-1:0] oy, ox, py, px;
     wire [3:0] pi, pj;
     wire signed [DIM_W:0] unused_y0, unused_x0;
-    wire signed [ADDR_W+1:0] unused_pix;
-    hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(ADDR_W + 2)) walk (
+    wire signed [OFF_W-1:0] unused_pix;
+    hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(OFF_W)) walk (
         .clk(clk), .init((start && !busy) || (issue && last_pixel)), .step(issue), .save(1'b0), .restore(1'b0),
         .out_w(cfg_w), .sx(4'd1), .sy(4'd1), .x0_first({(DIM_W+1){1'b0}}), .y0_first({(DIM_W+1){1'b0}}),
-        .pix_first({(ADDR_W+2){1'b0}}), .row_step({(ADDR_W+2){1'b0}}), .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw),
+        .pix_first({OFF_W{1'b0}}), .row_step({OFF_W{1'b0}}), .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw),
         .oy(oy), .ox(ox), .y0(unused_y0), .x0(unused_x0), .pix(unused_pix), .py(py), .px(px), .pi(pi), .pj(pj));
 
     // lane c reads channel pass * C + c, in channel slot (channel >> lg) of its bank

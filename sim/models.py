@@ -1,6 +1,8 @@
 """The test models of the whole-model benches and of bench/rtl.py, with their calibration and test images:
 the example (digits), mnist-8 (its three test inputs are all the data it ships with: they calibrate and
-test), and the zoo's residual and mobilenet networks (48 calibration, 32 held-out test images)."""
+test), the zoo's residual and mobilenet networks (48 calibration, 32 held-out test images), and the zoo's
+dense-only anomaly-detection autoencoder (48 calibration, 32 test log-mel feature vectors), its hidden
+layers narrowed from 128 to 32 so its weights fit every shipped target's weight memory."""
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +14,8 @@ from hlsgen import zoo
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
 MNIST = ROOT / "tests" / "data" / "mnist-8"
-NAMES = ("digits", "mnist", "residual", "mobilenet")
+NAMES = ("digits", "mnist", "residual", "mobilenet", "autoencoder")
+AUTOENCODER_HIDDEN = 32
 
 
 def mnist_images() -> np.ndarray:
@@ -28,9 +31,10 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         images = folder / "mnist_images.npz"
         np.savez(images, Input3=mnist_images())
         return MNIST / "model.onnx", images, images
-    model = zoo.ZOO[name]()
+    model = zoo.anomaly_autoencoder(hidden=AUTOENCODER_HIDDEN) if name == "autoencoder" else zoo.ZOO[name]()
     path = folder / f"{name}.onnx"
     onnx.save(model, str(path))
-    np.savez(folder / "calib.npz", image=zoo.calibration_data(model, n=48, seed=0))
-    np.savez(folder / "test.npz", image=zoo.calibration_data(model, n=32, seed=1))
+    key = model.graph.input[0].name
+    np.savez(folder / "calib.npz", **{key: zoo.calibration_data(model, n=48, seed=0)})
+    np.savez(folder / "test.npz", **{key: zoo.calibration_data(model, n=32, seed=1)})
     return path, folder / "calib.npz", folder / "test.npz"

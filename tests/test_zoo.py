@@ -153,3 +153,59 @@ def test_calibration_data_is_image_like_and_deterministic():
     a, b = data[..., :-1].ravel(), data[..., 1:].ravel()
     assert np.corrcoef(a, b)[0, 1] > 0.8
     assert zoo.calibration_data(built("mobilenet_cifar"), n=3).shape == (3, 3, 32, 32)
+
+
+# ---- the dense-only anomaly-detection autoencoder ----------------------------------------------
+@lru_cache(maxsize=None)
+def autoencoder() -> onnx.ModelProto:
+    return zoo.anomaly_autoencoder()
+
+
+def test_autoencoder_has_mlperf_tinys_shape():
+    model = autoencoder()
+    onnx.checker.check_model(model, full_check=True)
+    assert model.ir_version == 10 and [(o.domain, o.version) for o in model.opset_import] == [("", 17)]
+    (inp,), (out,) = model.graph.input, model.graph.output
+    dims = lambda v: [d.dim_param or d.dim_value for d in v.type.tensor_type.shape.dim]  # noqa: E731
+    assert (inp.name, dims(inp), out.name, dims(out)) == ("features", ["N", 640], "reconstruction", ["N", 640])
+    assert op_counts(model) == Counter(Gemm=10, BatchNormalization=9, Relu=9)
+    gemms = [n for n in model.graph.node if n.op_type == "Gemm"]
+    assert all(onnx.helper.get_attribute_value(n.attribute[0]) == 1 for n in gemms)  # transB=1, as PyTorch
+    assert gemm_weight_shapes(model) == [(128, 640), *[(128, 128)] * 3, (8, 128), (128, 8), *[(128, 128)] * 3,
+                                         (640, 128)]
+    assert [m for m, _ in gemm_weight_shapes(zoo.anomaly_autoencoder(hidden=32))] == [32] * 4 + [8] + [32] * 4 + [640]
+
+
+def gemm_weight_shapes(model: onnx.ModelProto) -> list[tuple[int, ...]]:
+    inits = {i.name: tuple(i.dims) for i in model.graph.initializer}
+    return [inits[n.input[1]] for n in model.graph.node if n.op_type == "Gemm"]
+
+
+def test_autoencoder_reconstructs_log_mel_like_features_in_onnxruntime():
+    model = autoencoder()
+    features = zoo.calibration_data(model, n=32, seed=7)
+    assert features.shape == (32, 640) and features.dtype == np.float32
+    assert -60 < features.mean() < -20 and 5 < features.std() < 30  # log-mel energies in dB
+    frames = features.reshape(32, 5, 128)
+    assert np.abs(np.diff(frames, axis=1)).mean() < np.abs(np.diff(frames, axis=2)).mean() * 3  # slow in time
+    got = run_ort(model, {"features": features})["reconstruction"]
+    assert got.shape == (32, 640) and np.isfinite(got).all()
+    assert abs(got.mean() - features.mean()) < 5 and 0.5 < got.std() / features.std() < 2
+    assert got.std(axis=0).mean() > 1  # varies from sample to sample
+    assert np.array_equal(features, zoo.calibration_data(model, n=32, seed=7))
+
+
+def test_autoencoder_optimizes_to_ten_dense_layers_matching_onnxruntime():
+    model = autoencoder()
+    optimized_model = hlsgen.Model(import_model(model)).optimize(verify_each=True)
+    nodes = list(optimized_model.graph.topological())
+    assert [n.op for n in nodes] == ["Dense"] * 10  # every BatchNormalization folded, every Relu fused
+    assert [str(n.attrs.activation) for n in nodes] == ["relu"] * 9 + ["None"]  # a signed reconstruction
+    features = zoo.calibration_data(model, n=4, seed=1)
+    expected = run_ort(model, {"features": features})["reconstruction"]
+    assert relative_error(optimized_model.run(features)["reconstruction"], expected) < 1e-4
+
+
+def test_autoencoder_is_deterministic():
+    assert zoo.anomaly_autoencoder().SerializeToString() == autoencoder().SerializeToString()
+    assert zoo.anomaly_autoencoder(seed=1).SerializeToString() != autoencoder().SerializeToString()

@@ -316,17 +316,22 @@ class _Compiler:
 
     # ---- widths ------------------------------------------------------------------------------------
     def _widths(self, maps: dict[str, FeatureMap]) -> dict[str, int]:
-        """Bit widths of the generated top's counters and addresses (each with room to spare)."""
+        """Bit widths of the generated top's counters and addresses (each with room to spare).
+
+        Every map may be 1x1 (a dense-only model) with short addresses: a signed linear offset (OFF_W) still
+        holds a sign-extended window origin (DIM_W + 1 bits), and a vector pixel index (VPIX_W) a column
+        (DIM_W bits), each with a bit to spare, so no replication that widens one into the other is empty."""
         counts = [1, self.target.buffers.accumulator.banks]
         for layer in self.layers:
             f = layer.fields
             counts += [f.get(k, 0) for k in ("tr", "tc", "ts", "passes", "out_channels")]
         pixels = max([1] + [m.pixels for m in maps.values()])
-        return {
-            "ADDR_W": self.addr_w, "DIM_W": DIM_W, "OFF_W": max(self.addr_w, pixels.bit_length()) + 2,
+        widths = {
+            "ADDR_W": self.addr_w, "DIM_W": DIM_W, "OFF_W": max(self.addr_w, pixels.bit_length(), DIM_W) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
-            "VPIX_W": pixels.bit_length() + 1, "TAP_W": self.tap_w,
+            "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "TAP_W": self.tap_w,
         }
+        return {name: max(width, 1) for name, width in widths.items()}  # no Verilog range is ever empty
 
 
 def _depthwise(node: Node, graph: Graph) -> bool:

@@ -93,8 +93,9 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
             tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
                                 plusargs=[f"+images={count}"])
         run_seconds = time.perf_counter() - start
-    except SystemExit as exc:  # cocotb's runner exits when a tool fails
-        raise ToolError(f"the Verilator build or simulation failed (exit {exc.code}); see {work}/build.log and "
+    except (SystemExit, RuntimeError) as exc:  # cocotb's runner exits (older) or raises (newer) when a tool fails
+        why = f"exit {exc.code}" if isinstance(exc, SystemExit) else str(exc)
+        raise ToolError(f"the Verilator build or simulation failed ({why}); see {work}/build.log and "
                         f"{work}/run.log") from None
     if tests == 0 or failed:
         raise MismatchError(f"the RTL simulation did not finish (see {work}/run.log)")

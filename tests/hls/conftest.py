@@ -16,6 +16,7 @@ EXAMPLE = ROOT / "examples" / "digits"
 MNIST = ROOT / "tests" / "data" / "mnist-8"
 # The generated networks reach ~23-26 dB at 8 bits on image-like data: the --bits auto budget sits below.
 ZOO_SQNR_BUDGET = "18"
+AUTOENCODER_HIDDEN = 64
 
 
 def mnist_inputs() -> np.ndarray:
@@ -50,6 +51,12 @@ class Models:
             np.savez(data / f"{name}_calib.npz", image=zoo.calibration_data(model, n=48, seed=0))
             np.savez(data / f"{name}_test.npz", image=zoo.calibration_data(model, n=32, seed=1))
             self.sources[name] = (data / f"{name}.onnx", data / f"{name}_calib.npz", data / f"{name}_test.npz")
+        # dense-only (every map 1x1), hidden layers narrowed from 128 to fit the default target's weight memory
+        model = zoo.anomaly_autoencoder(hidden=AUTOENCODER_HIDDEN)
+        onnx.save(model, str(data / "autoencoder.onnx"))
+        np.savez(data / "autoencoder_calib.npz", features=zoo.calibration_data(model, n=48, seed=0))
+        np.savez(data / "autoencoder_test.npz", features=zoo.calibration_data(model, n=32, seed=1))
+        self.sources["autoencoder"] = tuple(data / f"autoencoder{s}" for s in (".onnx", "_calib.npz", "_test.npz"))
 
     def get(self, name: str, bits: str) -> Path:
         key = (name, bits)

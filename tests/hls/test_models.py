@@ -17,7 +17,7 @@ from tests.hls.conftest import EXAMPLE
 pytestmark = pytest.mark.csim
 
 MODELS = [("residual", "8"), ("residual", "auto"), ("mobilenet", "8"), ("mobilenet", "auto"),
-          ("mnist8", "8"), ("mnist8", "auto")]
+          ("mnist8", "8"), ("mnist8", "auto"), ("autoencoder", "8")]
 
 
 def run_cli(capsys, *args) -> tuple[int, str, str]:
@@ -69,7 +69,7 @@ def test_stored_test_vectors_are_bit_exact(compiled, name, bits):
 
 @pytest.mark.parametrize("name, bits", MODELS)
 def test_further_inputs_are_bit_exact(compiled, models, tmp_path, name, bits):
-    """mnist-8: its three test sets; the generated networks: 32 held-out image-like inputs."""
+    """mnist-8: its three test sets; the generated networks: 32 held-out image-like (or log-mel) inputs."""
     folder, binary, headers, seconds = compiled(name, bits)
     quantized = load_build(folder)
     int_inputs = quantized.quantize_inputs(read_npz(models.extra(name)))

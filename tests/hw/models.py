@@ -71,7 +71,9 @@ def vector_ops_model() -> onnx.ModelProto:
     return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", [1, 5], TensorProto.FLOAT)], inits)
 
 
-TINY = {"vector_ops": vector_ops_model}
+TINY = {"vector_ops": vector_ops_model,
+        # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
+        "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32)}
 
 
 def target_with(name: str = "systolic16x16", **changes):

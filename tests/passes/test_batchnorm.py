@@ -1,11 +1,13 @@
 from dataclasses import replace
 
 import numpy as np
+import pytest
 from onnx import helper
 
 from hlsgen.ops.common import Activation
-from hlsgen.passes import fold_batchnorm, fuse_bias, fuse_dense
-from tests.passes.helpers import apply_pass, onnx_graph, ops
+from hlsgen.passes import fold_batchnorm, fuse_bias, fuse_dense, optimize
+from hlsgen.reference import run_graph
+from tests.passes.helpers import apply_pass, assert_same_outputs, onnx_graph, ops, random_feeds
 
 RNG = np.random.default_rng(0)
 BN_PARAMS = {
@@ -57,6 +59,29 @@ def test_folds_into_dense():
     assert apply_pass(graph, fuse_dense)
     assert apply_pass(graph, fold_batchnorm)
     assert ops(graph) == ["Dense"]
+
+
+@pytest.mark.parametrize("form", ["gemm_trans_b", "matmul_add"])
+def test_an_mlp_layer_becomes_one_dense_with_its_relu(form):
+    """PyTorch's Linear (Gemm, weights [out, in], transB=1) and Keras' Dense (MatMul + Add), each followed by
+    BatchNormalization and Relu as in the anomaly-detection autoencoder: the optimizer leaves one Dense."""
+    w, b = RNG.standard_normal((3, 4)), RNG.standard_normal(3)
+    if form == "gemm_trans_b":
+        layer = [helper.make_node("Gemm", ["x", "w", "b"], ["d"], name="fc", transB=1)]
+    else:
+        w = w.T
+        layer = [helper.make_node("MatMul", ["x", "w"], ["m"], name="fc"), helper.make_node("Add", ["m", "b"], ["d"])]
+    graph = onnx_graph(
+        [*layer, helper.make_node("BatchNormalization", ["d", *BN_INPUTS], ["n"]), helper.make_node("Relu", ["n"], ["y"])],
+        {"x": (2, 4)},
+        ["y"],
+        {"w": w, "b": b, **BN_PARAMS},
+    )
+    feeds = random_feeds(graph)
+    before = run_graph(graph, feeds)
+    optimize(graph, verify_each=True)
+    assert ops(graph) == ["Dense"] and graph.nodes["fc"].attrs.activation == Activation("relu")
+    assert_same_outputs(before, run_graph(graph, feeds), 1e-5)
 
 
 def test_conv_output_read_elsewhere_leaves_conv_alone_and_makes_a_channel_affine():

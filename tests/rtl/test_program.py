@@ -8,7 +8,7 @@ from hlsgen.hw import load_target
 from hlsgen.rtl.program import ARRAY, compile_program
 from tests.hw.models import integer_graph, target_with
 
-MODELS = ["digits", "mnist-8", "residual", "mobilenet"]
+MODELS = ["digits", "mnist-8", "residual", "mobilenet", "autoencoder"]
 
 
 @pytest.fixture(scope="module", params=[(m, t) for m in MODELS for t in ("systolic16x16", "systolic8x8")],
@@ -51,11 +51,14 @@ def test_every_array_lane_reads_its_own_bank(program):
 
 
 def test_weight_rom_holds_the_weights_in_lane_order(program):
-    """The first row tile of the first array layer: lane r, column c is weight (tap, c_in) = divmod(r, C_in)."""
+    """The first row tile of the first array layer: lane r, column c is weight (tap, c_in) = divmod(r, C_in)
+    (a Dense on a 1x1 map, [C_in, M]: weight (r, c))."""
     layer = next(layer for layer in program.layers if layer.kind == ARRAY and not layer.fields["dw"])
     w = program.graph.constants[layer.node.inputs[1]].astype(np.int64)
     bits, C = program.target.widths.operand_bits, program.cols
     c_in = program.maps[layer.inputs[0]].channels
+    if w.ndim == 2:  # only the autoencoder's Dense comes first, on its 1x1 input
+        w = w.T.reshape(w.shape[1], w.shape[0], 1, 1)
     kw = w.shape[3] if w.ndim == 4 else 1
     for r in range(min(program.rows, w[0].size)):
         word = program.weights[layer.fields["w_base"] + r]
@@ -71,3 +74,30 @@ def test_what_the_rtl_cannot_do_is_refused_by_name():
         compile_program(integer_graph("vector_ops"), load_target("systolic16x16"))
     with pytest.raises(UnsupportedModelError, match="weight-stationary"):
         compile_program(integer_graph("digits"), target_with(array__dataflow="output_stationary"))
+
+
+@pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16", "systolic32x32"])
+def test_a_dense_only_program_keeps_every_width_wide_enough(target):
+    """Every map of the autoencoder is 1x1 and its addresses are short: a signed offset still holds a
+    sign-extended window origin and a vector pixel index a column, so no replication is empty."""
+    program = compile_program(integer_graph("autoencoder"), load_target(target))
+    assert {(m.height, m.width) for m in program.maps.values()} == {(1, 1)}
+    assert all(layer.kind == ARRAY for layer in program.layers) and len(program.layers) == 10
+    w = program.widths
+    assert w["OFF_W"] >= w["DIM_W"] + 2 and w["OFF_W"] > w["ADDR_W"] and w["VPIX_W"] > w["DIM_W"]
+    assert min(w.values()) >= 1
+
+
+def test_resize_reads_each_output_pixel_from_its_source_pixel():
+    from hlsgen.rtl.program import OP_REQ
+    from tests.hls.helpers import quantize_model
+    from tests.real_exports import images, real_ops_net
+
+    program = compile_program(quantize_model(real_ops_net(), {"x": images(8, 0)}).graph, load_target("systolic8x8"))
+    vector = [layer.fields for layer in program.layers if layer.kind != ARRAY]
+    resize = next(layer.fields for layer in program.layers if layer.node.op == "Resize")
+    assert resize["op"] == OP_REQ and (resize["ma"], resize["shift"], resize["a_zp"], resize["zp"]) == (1, 0, 0, 0)
+    assert (resize["up_x"], resize["up_y"], resize["src_w"], resize["stride"]) == (1, 1, 6, 36)
+    assert (resize["vw"], resize["pixels"], resize["out_width"]) == (12, 144, 12)
+    others = [f for f in vector if f is not resize]
+    assert others and all(f.get("up_x", 0) == f.get("up_y", 0) == 0 and f["src_w"] == f["vw"] for f in others)
