@@ -5,6 +5,8 @@
 //   OP_LUT  QLut: a table per lane
 //   OP_GAVG global average pool: sums over the pass, one output per pass
 //   OP_GMAX global max pool: maximum over the pass, one output per pass
+// Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
+// 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize).
 // Pipeline: read (1), centre (1), accumulate/hold (1), lane (3): results reach the writer 6 cycles
 // after their last read is issued, with their pixel and channel block.
 `default_nettype none
@@ -32,6 +34,9 @@ module hg_vector_engine #(
     input  wire [ADDR_W-1:0]     cfg_stride,    // H * W: one channel slot of the inputs
     input  wire [DIM_W-1:0]      cfg_w,
     input  wire [PIX_W-1:0]      cfg_pixels,    // H * W
+    input  wire [3:0]            cfg_up_x,      // upsampling factors minus one
+    input  wire [3:0]            cfg_up_y,
+    input  wire [DIM_W-1:0]      cfg_src_w,     // width of the map read
     input  wire [CNT_W-1:0]      cfg_passes,
     input  wire signed [Z_W-1:0] cfg_a_zp,      // OP_LUT: the table's first input level
     input  wire signed [Z_W-1:0] cfg_b_zp,
@@ -94,6 +99,35 @@ module hg_vector_engine #(
         end
     end
 
+    // the source pixel: a column and a row offset that advance once per up_x columns / up_y rows
+    reg [DIM_W-1:0] col, src_col;
+    reg [3:0]       jx, jy;
+    localparam integer SRC_W = (PIX_W > DIM_W ? PIX_W : DIM_W) + 1;
+    reg [SRC_W-1:0] src_row;
+    wire restart = (start && !busy) || (issue && last_pixel);
+    always @(posedge clk) begin
+        if (restart) begin
+            col <= {DIM_W{1'b0}};
+            src_col <= {DIM_W{1'b0}};
+            src_row <= {SRC_W{1'b0}};
+            jx <= 4'd0;
+            jy <= 4'd0;
+        end else if (issue) begin
+            if (col == cfg_w - 1'b1) begin
+                col <= {DIM_W{1'b0}};
+                src_col <= {DIM_W{1'b0}};
+                jx <= 4'd0;
+                jy <= (jy == cfg_up_y) ? 4'd0 : jy + 4'd1;
+                if (jy == cfg_up_y) src_row <= src_row + {{(SRC_W-DIM_W){1'b0}}, cfg_src_w};
+            end else begin
+                col <= col + 1'b1;
+                jx <= (jx == cfg_up_x) ? 4'd0 : jx + 4'd1;
+                if (jx == cfg_up_x) src_col <= src_col + 1'b1;
+            end
+        end
+    end
+    wire [SRC_W-1:0] src = src_row + {{(SRC_W-DIM_W){1'b0}}, src_col};
+
     wire [DIM_W-1:0] oy, ox, py, px;
     wire [3:0] pi, pj;
     wire signed [DIM_W:0] unused_y0, unused_x0;
@@ -106,7 +140,7 @@ module hg_vector_engine #(
 
     // lane c reads channel pass * C + c, in channel slot (channel >> lg) of its bank
     wire [CNT_W+7:0] first_channel = pass * C32[7:0];
-    wire [ADDR_W+PIX_W-1:0] p_wide = {{ADDR_W{1'b0}}, p};
+    wire [ADDR_W+SRC_W-1:0] p_wide = {{ADDR_W{1'b0}}, src};
     genvar c;
     generate
         for (c = 0; c < C; c = c + 1) begin : g_addr
@@ -179,6 +213,6 @@ module hg_vector_engine #(
     assign o_cblk = o_tag[TAG_W-2 -: CNT_W];
     assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+8-1:0];
 
-    wire unused = ^{unused_y0, unused_x0, unused_pix, p_wide[ADDR_W+PIX_W-1:ADDR_W]};
+    wire unused = ^{unused_y0, unused_x0, unused_pix, p_wide[ADDR_W+SRC_W-1:ADDR_W]};
 endmodule
 `default_nettype wire

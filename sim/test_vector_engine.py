@@ -1,6 +1,7 @@
 """hg_vector_engine, the pooling and element-wise unit: random maps in a model of the banked activation
 memory (one cycle of read latency), every result lane exact against the integer reference:
-QAdd (int_ops.qadd), QRequant (qrequant), global average pool (qaverage_pool) and global max pool."""
+QAdd (int_ops.qadd), QRequant (qrequant; also reading an upsampled map, as Resize does: resize_nearest),
+global average pool (qaverage_pool) and global max pool."""
 import numpy as np
 import pytest
 from cocotb.triggers import RisingEdge, Timer
@@ -8,6 +9,7 @@ from cocotb.triggers import RisingEdge, Timer
 import cocotb
 from bench import config, pack, rng, run_bench, start, unpack
 from hlsgen.quant.int_ops import QAddAttrs, QAveragePoolAttrs, QRequantAttrs, qadd, qaverage_pool, qrequant
+from hlsgen.ops.resize import ResizeAttrs, resize_nearest
 from hlsgen.quant.arith import quantize_multiplier
 
 D_W, ADDR_W = 8, 10
@@ -32,8 +34,10 @@ async def run_op(dut, gen, lanes: int) -> None:
     qlo, qhi = (-128, 127) if y_signed else (0, 255)
     rand = lambda s: np_rng.integers(-128, 128, (1, channels, h, w)) if s else np_rng.integers(0, 256, (1, channels, h, w))  # noqa: E731
     a, b = rand(a_signed), rand(b_signed)
+    up_y, up_x = (gen.randint(1, 3), gen.randint(1, 3)) if op == OP_REQ else (1, 1)
     cfg = dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
-               cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=w, cfg_pixels=h * w,
+               cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=w * up_x, cfg_pixels=h * up_y * w * up_x,
+               cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w,
                cfg_passes=-(-channels // lanes), cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
                cfg_b_signed=int(b_signed), cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=qlo, cfg_hi=qhi,
                cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
@@ -46,7 +50,7 @@ async def run_op(dut, gen, lanes: int) -> None:
     elif op == OP_REQ:
         m, s = quantize_multiplier(gen.uniform(0.05, 2.0))
         attrs = QRequantAttrs(gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)
-        want = qrequant(attrs, a)[0]
+        want = qrequant(attrs, resize_nearest(ResizeAttrs((up_y, up_x)), a))[0]
         cfg.update(cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
     elif op == OP_GAVG:
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (h * w))
@@ -65,7 +69,7 @@ async def run_op(dut, gen, lanes: int) -> None:
     got = {}
     dut.start.value = 1
     a_addr = b_addr = [0] * lanes
-    for _ in range(cfg["cfg_passes"] * h * w + 20):
+    for _ in range(cfg["cfg_passes"] * cfg["cfg_pixels"] + 20):
         await RisingEdge(dut.clk)
         dut.start.value = 0
         dut.a_data.value = pack([memory_a.get((c, a_addr[c]), 0) for c in range(lanes)], D_W)

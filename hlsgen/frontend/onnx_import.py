@@ -115,11 +115,16 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
         raise UnsupportedOpsError(problems)
     _import_constants(model, graph)
     _import_inputs(model, ctx)
+    unknown: set[str] = set()  # outputs of nodes that could not be imported
     for node in model.graph.node:
+        if unknown.intersection(node.input):  # the node that computes its input is already listed
+            unknown.update(node.output)
+            continue
         try:
             new_nodes = IMPORTERS[node.op_type](node, ctx)
         except UnsupportedAttribute as exc:
             problems.append(UnsupportedOp(node.name or node.output[0], node.op_type, opset, str(exc)))
+            unknown.update(node.output)
             continue
         for new in new_nodes:
             graph.add_node(new)

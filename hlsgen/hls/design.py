@@ -20,7 +20,8 @@ from .pragmas import pragma
 from .schedule import adapter_directives, stream_directive, top_directives
 
 FAMILIES = {"conv": array.build, "grouped_conv": array.build, "depthwise": array.build, "dense": array.build,
-            "pool": vector.build, "global_pool": vector.build, "elementwise": vector.build, "copy": copy.build}
+            "pool": vector.build, "global_pool": vector.build, "elementwise": vector.build, "resize": vector.build,
+            "copy": copy.build}
 
 
 @dataclass

@@ -40,7 +40,8 @@ def output_stationary_cycles(rows: int, cols: int, groups: int, reduction: int, 
 
 def vector_cycles(passes: int, positions: int) -> int:
     """MaxPool / average pool (positions = output pixels), global pools (input pixels), QAdd, QRequant,
-    QLut (pixels; 1 for Dense-shaped tensors): L * positions + VECTOR_LATENCY + LAYER_OVERHEAD."""
+    QLut (pixels; 1 for Dense-shaped tensors), Resize (output pixels): L * positions + VECTOR_LATENCY
+    + LAYER_OVERHEAD."""
     return passes * positions + VECTOR_LATENCY + LAYER_OVERHEAD
 
 

@@ -2,7 +2,7 @@
 
 Conv and Dense run on the systolic array, fed by the line buffer (sliding windows formed on the fly, no
 im2col copy); depthwise Conv runs on the array in depthwise mode (docs/hardware.md); pooling, residual
-QAdd, global pooling, QRequant, QLut and copies run on the vector unit; Reshape only changes addressing.
+QAdd, global pooling, QRequant, QLut, nearest upsampling (Resize) and copies run on the vector unit; Reshape only changes addressing.
 Anything that does not fit (activation, weight or accumulator memory, line buffer, operand or
 accumulator width, device resources) raises MappingError naming the layer and what overflows.
 """
@@ -52,7 +52,7 @@ class LayerMap:
     name: str
     op: str
     unit: str
-    kind: str  # conv, grouped_conv, depthwise, dense, pool, global_pool, elementwise, copy, reshape
+    kind: str  # conv, grouped_conv, depthwise, dense, pool, global_pool, elementwise, resize, copy, reshape
     inputs: tuple[str, ...]  # activation inputs
     output: str
     input_shape: tuple[int, ...]
@@ -177,6 +177,9 @@ class _Layer:
             macs, wbytes = 0, 0
         elif op in ELEMENTWISE:
             unit, kind, tiles, cycles, extra = self._vector("elementwise", self._batch_pixels(self.ys))
+            macs, wbytes = 0, 0
+        elif op == "Resize":  # a pass over the output pixels, each read from its source pixel
+            unit, kind, tiles, cycles, extra = self._vector("resize", self._batch_pixels(self.ys))
             macs, wbytes = 0, 0
         elif op in COPIES:
             count = int(np.prod(self.ys))

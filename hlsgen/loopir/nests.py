@@ -41,7 +41,8 @@ def layer_nest(layer: LayerMap, target: Target) -> LoopNest:
         if target.array.dataflow == "output_stationary":
             return _output_stationary(layer, target)
         return _weight_stationary(layer, target)
-    builder = {"pool": _pool, "global_pool": _global_pool, "elementwise": _elementwise, "copy": _copy}.get(layer.kind)
+    builder = {"pool": _pool, "global_pool": _global_pool, "elementwise": _elementwise, "resize": _resize,
+               "copy": _copy}.get(layer.kind)
     if builder is None:
         return LoopNest(layer.name, layer.op, layer.unit, notes=("addressing only: the output aliases the input",))
     return builder(layer, target)
@@ -220,6 +221,29 @@ def _global_pool(layer: LayerMap, target: Target) -> LoopNest:
                     notes=("global pool on the vector unit: one running total per lane",))
     nest = partition(nest, "total", 1, "complete")
     nest = pipeline(pipeline(unroll(unroll(nest, "lane"), "out_lane"), "q", 1), "emit", 1)
+    return _bank_channels(nest, ("x", "y"), target)
+
+
+def _resize(layer: LayerMap, target: Target) -> LoopNest:
+    """Nearest upsampling as an affine copy: input pixel i of every spatial axis a goes to output pixels
+    i * s_a + j (j < s_a); the loops i_a, j_a nest in axis order, so the output is written in raster order."""
+    C = target.array.cols
+    x = _activation("x", layer.input_shape, layer.bits[0], layer.inputs[0], target)
+    y = _activation("y", layer.output_shape, layer.bits[1], layer.output, target)
+    in_sp, out_sp, scales = layer.input_shape[2:], layer.output_shape[2:], layer.attrs.scales
+    src, dst = E("n") * math.prod(in_sp), E("n") * math.prod(out_sp)
+    for a, s in enumerate(scales):
+        src = src + E(f"i{a}") * math.prod(in_sp[a + 1:])
+        dst = dst + (E(f"i{a}") * s + E(f"j{a}")) * math.prod(out_sp[a + 1:])
+    channel = E("pass") * C + E("lane")
+    body = (Loop("lane", C, (Stmt(Access("y", (channel, dst)), Access("x", (channel, src))),),
+                 _guards((channel, x.shape[0], C))),)
+    for a in reversed(range(len(scales))):
+        body = (Loop(f"i{a}", in_sp[a], (Loop(f"j{a}", scales[a], body),)),)
+    nest = LoopNest(layer.name, layer.op, layer.unit, (x, y),
+                    (Loop("pass", math.ceil(x.shape[0] / C), (Loop("n", layer.input_shape[0], body),)),),
+                    notes=("nearest upsampling on the vector unit: C lanes over channels, one output pixel per cycle",))
+    nest = pipeline(unroll(nest, "lane"), f"j{len(scales) - 1}", 1)
     return _bank_channels(nest, ("x", "y"), target)
 
 

@@ -1,4 +1,4 @@
-"""Elementwise activations: Relu, Sigmoid, HardSwish, Clip, LeakyRelu, HardSigmoid, PRelu."""
+"""Elementwise activations: Relu, Sigmoid, HardSwish, Clip, LeakyRelu, HardSigmoid, PRelu, Elu, Selu."""
 from __future__ import annotations
 
 import math
@@ -27,6 +27,21 @@ class LeakyReluAttrs:
 class HardSigmoidAttrs:
     alpha: float = 0.2
     beta: float = 0.5
+
+
+@dataclass(frozen=True)
+class EluAttrs:
+    alpha: float = 1.0
+
+
+# ONNX's Selu defaults: the self-normalizing constants, as float32 values.
+SELU_ALPHA, SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875
+
+
+@dataclass(frozen=True)
+class SeluAttrs:
+    alpha: float = SELU_ALPHA
+    gamma: float = SELU_GAMMA
 
 
 # ---- kernels -------------------------------------------------------------------------------
@@ -82,6 +97,24 @@ def prelu(_: NoAttrs, x: np.ndarray, slope: np.ndarray) -> np.ndarray:
     return np.where(x >= 0, x, x * slope)
 
 
+@kernel("Elu", EluAttrs)
+def elu(a: EluAttrs, x: np.ndarray) -> np.ndarray:
+    """x for x > 0, alpha * (exp(x) - 1) below."""
+    return np.where(x > 0, x, _exp_minus_one(x) * np.asarray(a.alpha, x.dtype))
+
+
+@kernel("Selu", SeluAttrs)
+def selu(a: SeluAttrs, x: np.ndarray) -> np.ndarray:
+    """gamma * x for x > 0, gamma * alpha * (exp(x) - 1) below."""
+    gamma = np.asarray(a.gamma, x.dtype)
+    return np.where(x > 0, x * gamma, _exp_minus_one(x) * np.asarray(a.alpha, x.dtype) * gamma)
+
+
+def _exp_minus_one(x: np.ndarray) -> np.ndarray:
+    # Only the x <= 0 branch is kept: clamping first keeps exp from overflowing on the other one.
+    return np.expm1(np.minimum(x, 0))
+
+
 # ---- importers -----------------------------------------------------------------------------
 def _single(node, ctx, op: str, attrs) -> list[Node]:
     return [Node(ctx.node_name(node), op, (node.input[0],), (node.output[0],), attrs)]
@@ -102,6 +135,17 @@ def import_hard_sigmoid(node, ctx) -> list[Node]:
     attrs = ctx.attrs(node)
     hs_attrs = HardSigmoidAttrs(float(attrs.get("alpha", 0.2)), float(attrs.get("beta", 0.5)))
     return _single(node, ctx, "HardSigmoid", hs_attrs)
+
+
+@onnx_importer("Elu")
+def import_elu(node, ctx) -> list[Node]:
+    return _single(node, ctx, "Elu", EluAttrs(float(ctx.attrs(node).get("alpha", 1.0))))
+
+
+@onnx_importer("Selu")
+def import_selu(node, ctx) -> list[Node]:
+    attrs = ctx.attrs(node)
+    return _single(node, ctx, "Selu", SeluAttrs(float(attrs.get("alpha", SELU_ALPHA)), float(attrs.get("gamma", SELU_GAMMA))))
 
 
 # Clip before opset 11 defaults to the float range, not to infinity (it maps ±inf to ±FLT_MAX).

@@ -1,5 +1,8 @@
-"""ONNX's integer operators: ConvInteger and MatMulInteger as exact int32 ops; QLinearConv and QLinearMatMul
-expanded into DequantizeLinear -> Conv/MatMul -> QuantizeLinear, their float equivalent.
+"""ONNX's integer operators: ConvInteger and MatMulInteger as exact int32 ops; DynamicQuantizeLinear as
+ONNX specifies it (scale and zero point from the data); QLinearConv and QLinearMatMul expanded into
+DequantizeLinear -> Conv/MatMul -> QuantizeLinear, their float equivalent. onnxruntime's dynamic pattern
+(DynamicQuantizeLinear -> ConvInteger/MatMulInteger -> Cast -> Mul) is folded by
+`hlsgen.passes.dynamic_quant`.
 
 Zero points, scales and the QLinearConv bias must be constants. Expanded nodes are named after the
 original node (`conv1/dequant_x`, `conv1/dequant_w`, `conv1`, `conv1/quant_y`).
@@ -49,9 +52,24 @@ def matmul_integer(_: NoAttrs, a, b, a_zero_point=None, b_zero_point=None) -> np
     return np.matmul(ai, bi).astype(np.int32)
 
 
+@kernel("DynamicQuantizeLinear")
+def dynamic_quantize_linear(_: NoAttrs, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(y, y_scale, y_zero_point): uint8 quantization of x over [min(x, 0), max(x, 0)], computed from x."""
+    hi, lo = np.float32(max(0.0, x.max(initial=0.0))), np.float32(min(0.0, x.min(initial=0.0)))
+    scale = np.float32(1.0 if hi == lo else hi - lo) / np.float32(255)
+    zero = np.uint8(np.rint(np.clip(np.float32(0) - lo / scale, 0, 255)))
+    y = np.clip(np.rint(x.astype(np.float32) / scale) + np.float32(zero), 0, 255).astype(np.uint8)
+    return y, np.asarray(scale, np.float32), np.asarray(zero, np.uint8)
+
+
+@onnx_importer("DynamicQuantizeLinear")
+def import_dynamic_quantize_linear(node, ctx) -> list[Node]:
+    return [Node(ctx.node_name(node), "DynamicQuantizeLinear", (node.input[0],), tuple(node.output), NoAttrs())]
+
+
 @onnx_importer("ConvInteger")
 def import_conv_integer(node, ctx) -> list[Node]:
-    _per_tensor(ctx, node, 2, "x_zero_point")
+    _single_value(ctx, node, 2, "x_zero_point")
     w_zp = ctx.require_constant(node, 3, "w_zero_point")
     channels = ctx.shape(node.input[1])[0]
     if w_zp is not None and w_zp.size not in (1, channels):
@@ -62,7 +80,8 @@ def import_conv_integer(node, ctx) -> list[Node]:
 
 @onnx_importer("MatMulInteger")
 def import_matmul_integer(node, ctx) -> list[Node]:
-    ctx.require_constant(node, 2, "a_zero_point")
+    if len(node.input) > 2 and node.input[2] and ctx.constant(node.input[2]) is None:
+        _single_value(ctx, node, 2, "a_zero_point")  # a constant one may also be per row
     ctx.require_constant(node, 3, "b_zero_point")
     return [Node(ctx.node_name(node), "MatMulInteger", tuple(node.input), (node.output[0],), NoAttrs())]
 
@@ -114,6 +133,12 @@ def _per_tensor(ctx, node, index: int, what: str) -> None:
     value = ctx.require_constant(node, index, what)
     if value is not None and value.size != 1:
         raise UnsupportedAttribute(f"{what} must be a single value (per tensor), not shape {value.shape}")
+
+
+def _single_value(ctx, node, index: int, what: str) -> None:
+    """An activation zero point: one value, a constant or computed at run time (by DynamicQuantizeLinear)."""
+    if index < len(node.input) and node.input[index] and int(np.prod(ctx.shape(node.input[index]))) != 1:
+        raise UnsupportedAttribute(f"{what} must be a single value (per tensor), not shape {ctx.shape(node.input[index])}")
 
 
 def _dequantize(ctx, base: str, what: str, inputs: list[str], **attrs) -> tuple[str, list[Node]]:

@@ -9,6 +9,8 @@ from .constants import fold_constants
 from .cse import eliminate_common_subexpressions
 from .dead_code import eliminate_dead_nodes
 from .dense import fuse_dense
+from .dynamic_quant import fold_dynamic_quantization
+from .global_pool import globalize_pools
 from .identities import remove_identities
 from .layout import cancel_transposes_reshapes
 from .maxpool_order import move_maxpool_before_activation
@@ -18,12 +20,15 @@ from .pipeline import Pass, PassLog, graph_pass, run_pipeline
 # Cleanup first, so the fusions see plain Conv/Gemm/... chains; the pipeline repeats the list until
 # nothing changes, so a rewrite that enables an earlier pass is picked up in the next round.
 OPTIMIZE: list[Pass] = [
+    # onnxruntime's dynamic quantization back to float layers on its integer weights
+    fold_dynamic_quantization,
     # simplify
     fold_constants,
     remove_identities,
     cancel_transposes_reshapes,
     eliminate_common_subexpressions,
     eliminate_dead_nodes,
+    globalize_pools,
     # fuse into Conv / Dense: weights and bias first, then what comes after them
     fuse_dense,
     fuse_bias,
@@ -49,10 +54,12 @@ __all__ = [
     "eliminate_dead_nodes",
     "fold_batchnorm",
     "fold_constants",
+    "fold_dynamic_quantization",
     "fold_pad",
     "fuse_activation",
     "fuse_bias",
     "fuse_dense",
+    "globalize_pools",
     "graph_pass",
     "move_maxpool_before_activation",
     "optimize",

@@ -245,7 +245,7 @@ class _Lowering:
     def _lower_Sigmoid(self, node: Node) -> None:
         self._tabulate(node)
 
-    _lower_HardSigmoid = _lower_HardSwish = _lower_LeakyRelu = _lower_Sigmoid
+    _lower_HardSigmoid = _lower_HardSwish = _lower_LeakyRelu = _lower_Elu = _lower_Selu = _lower_Sigmoid
 
     def _tabulate(self, node: Node) -> None:
         """Any elementwise function of a narrow integer becomes a lookup table, exact by construction."""
@@ -265,7 +265,11 @@ class _Lowering:
     def _lower_MaxPool(self, node: Node) -> None:
         self._emit(node, self._q(node.inputs[0]))
 
-    _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_MaxPool
+    _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_Resize = _lower_MaxPool
+
+    def _lower_Cast(self, node: Node) -> None:
+        raise _NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "
+                            "float32 graph itself (a Cast to a tensor's own type is removed)")
 
     def _lower_Pad(self, node: Node) -> None:
         qx = self._q(node.inputs[0])

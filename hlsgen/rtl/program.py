@@ -25,7 +25,8 @@ OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX = range(5)
 PARAM_FIELDS = 38  # per lane, besides the bias: multiplier (16), negative multiplier (16), shift (6)
 DIM_LIMIT = 255
 DIM_W = 8
-VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool")
+VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize")
+MAX_UPSAMPLING = 16  # the vector engine counts upsampling factors in 4 bits
 
 
 @dataclass
@@ -281,7 +282,7 @@ class _Compiler:
         f = layer.fields
         f.update(kind=VECTOR, a_base=x.base, a_lg=x.lg, a_plane=x.plane, b_plane=1 - x.plane, stride=x.pixels,
                  vw=x.width, pixels=x.pixels, passes=math.ceil(x.channels / self.C), a_signed=int(x.quant.signed),
-                 a_zp=0, ma=1, shift=0, zp=0, lo=out_q.qmin, hi=out_q.qmax)
+                 a_zp=0, ma=1, shift=0, zp=0, lo=out_q.qmin, hi=out_q.qmax, src_w=x.width)
         if node.op == "QAdd":
             b = maps[layer.inputs[1]]
             if (b.channels, b.height, b.width) != (x.channels, x.height, x.width):
@@ -299,6 +300,12 @@ class _Compiler:
             (count, m, s), = a_attrs.divisors
             f.update(op=OP_GAVG, a_zp=a_attrs.input_zero_point, ma=m, shift=s, zp=a_attrs.zero_point,
                      lo=a_attrs.lo, hi=a_attrs.hi)
+        elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
+            out = maps[layer.output]
+            up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
+            if max(up_x, up_y) > MAX_UPSAMPLING:
+                self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} are not implemented in the RTL")
+            f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1)
         else:
             f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax)
         if max(f["ma"], f.get("mb", 0)) >= 1 << 17 or f["shift"] > 62:

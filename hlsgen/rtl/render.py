@@ -54,7 +54,7 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("tap_base", rom["taps"]), ("par_base", rom["params"]), ("neg", 1), ("dw", 1), ("dw_base", aw),
         ("in_slot", aw),
         ("op", 3), ("a_base", aw), ("b_base", aw), ("a_lg", 3), ("b_lg", 3), ("stride", aw), ("vw", dim),
-        ("pixels", w["VPIX_W"]), ("passes", cnt), ("a_zp", Z_W), ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1),
+        ("pixels", w["VPIX_W"]), ("up_x", 4), ("up_y", 4), ("src_w", dim), ("passes", cnt), ("a_zp", Z_W), ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1),
         ("ma", 17), ("mb", 17), ("shift", 6), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),
         ("zp", Z_W), ("lo", Z_W), ("hi", Z_W),
         ("out_base", aw), ("out_chan_stride", aw), ("out_width", dim), ("out_lg", 3), ("out_channels", cnt),

@@ -30,14 +30,12 @@ SUB_BYTE_STORAGE = {"int4": np.int8, "uint4": np.uint8, "int2": np.int8, "uint2"
 EXPANDED = "expanded into ops outside the CNN op set (Exp, ReduceSum, Where, Less, CastLike, Shape, ...)"
 FLOAT_QUANT = "fp8 / float4 quantization: hlsgen quantizes to integer types only"
 BLOCKED = "blocked quantization (block_size > 0) is not supported"
-DYNAMIC = "DynamicQuantizeLinear computes scale and zero point from the data at run time; hlsgen needs them static"
 NOT_APPLICABLE = {
     **{name: EXPANDED for name in case_names() if name.endswith(("_expanded", "_expanded_ver18")) and name not in (
         "test_clip_default_inbounds_expanded", "test_clip_default_int8_inbounds_expanded", "test_hardswish_expanded")},
     **{name: FLOAT_QUANT for name in case_names() if "quantizelinear_" in name and any(
         key in name for key in ("_e4m3fn", "_e5m2", "_float4e2m1"))},
     **{name: BLOCKED for name in case_names() if "quantizelinear_blocked" in name},
-    **{name: DYNAMIC for name in case_names() if name.startswith("test_dynamicquantizelinear")},
     "test_maxpool_with_argmax_2d_precomputed_pads": "MaxPool's Indices output has no hardware meaning",
     "test_maxpool_with_argmax_2d_precomputed_strides": "MaxPool's Indices output has no hardware meaning",
     "test_batchnorm_epsilon_training_mode": "training-mode BatchNormalization (inference compiler)",

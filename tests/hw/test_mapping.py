@@ -153,3 +153,16 @@ def test_mapping_is_fast():
     mapping = map_model(graph, target_with())
     checked_nests(mapping)
     assert time.perf_counter() - start < 0.5
+
+
+def test_resize_is_a_vector_pass_over_the_output_pixels_and_a_whole_map_pool_is_global():
+    from tests.hls.helpers import quantize_model
+    from tests.real_exports import images, real_ops_net
+
+    graph = quantize_model(real_ops_net(), {"x": images(8, 0)}).graph
+    layers = {layer.op: layer for layer in map_model(graph, target_with()).layers}
+    resize = layers["Resize"]
+    assert (resize.unit, resize.kind, resize.output_shape) == ("vector_unit", "resize", (1, 8, 12, 12))
+    assert resize.cycles == 1 * 12 * 12 + 7  # one pass of 8 channels over the 144 output pixels
+    assert layers["QAveragePool"].kind == "global_pool" and layers["QAveragePool"].cycles == 144 + 7
+    assert checked_nests(map_model(graph, target_with()))  # the resize nest passes the legality check

@@ -36,6 +36,10 @@ def _wide_feed(seed=0):
         ("Clip", 6, {}),
         ("Clip", 6, {"min": -1.5}),
         ("Clip", 6, {"min": 0.0, "max": 6.0}),
+        ("Elu", 6, {}),
+        ("Elu", 6, {"alpha": 0.3}),
+        ("Selu", 6, {}),
+        ("Selu", 6, {"alpha": 1.2, "gamma": 0.8}),
     ],
 )
 def test_activation_matches_onnxruntime(op, opset, attrs):
@@ -110,3 +114,12 @@ def test_prelu_legacy_per_channel_slope(constant_slope):
 def test_float16_keeps_its_dtype(op):
     graph = import_model(_single_op_model(op, x_type=TensorProto.FLOAT16))
     assert graph.tensors["y"].dtype == "float16"
+
+
+@pytest.mark.parametrize("op", ["Elu", "Selu"])
+def test_elu_and_selu_do_not_overflow_on_large_inputs(op):
+    x = np.array([-100.0, -1.0, 0.0, 1.0, 100.0, 3e38], np.float32)
+    graph = import_model(_single_op_model(op, shape=[6]))
+    with np.errstate(over="raise", invalid="raise"):
+        got = run_graph(graph, {"x": x})["y"]
+    assert np.isfinite(got).all() and got[0] < 0 and got[2] == 0

@@ -1,5 +1,5 @@
 """Vector-unit layers around their loop IR nests: windowed pools (pool.j2), global pools
-(global_pool.j2) and elementwise QAdd / QRequant / QLut (eltwise.j2)."""
+(global_pool.j2), elementwise QAdd / QRequant / QLut (eltwise.j2) and nearest upsampling (resize.j2)."""
 from __future__ import annotations
 
 import numpy as np
@@ -15,7 +15,8 @@ from .common import CArray, Context, Kernel, centred_bits, centred_type, nest_ke
 
 
 def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
-    return {"pool": _pool, "global_pool": _global_pool, "elementwise": _elementwise}[layer.kind](node, layer, nest, ctx)
+    families = {"pool": _pool, "global_pool": _global_pool, "elementwise": _elementwise, "resize": _resize}
+    return families[layer.kind](node, layer, nest, ctx)
 
 
 def _start(node: Node, ctx: Context) -> tuple[str, str]:
@@ -92,6 +93,12 @@ def _global_pool(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> K
              "average": lambda s, call, c: f"{h['average_fn']}({arg(call, c)})"}
     total_t = h["total_t"] if average else ctx.types[x]
     return nest_kernel(ctx, node, layer, nest, fn, "global_pool", h, calls, {"total": total_t}, {}, [])
+
+
+def _resize(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
+    """A pure data move: the nest copies every pixel to its s_h x s_w places, no helper function."""
+    _, fn = _start(node, ctx)
+    return nest_kernel(ctx, node, layer, nest, fn, "resize", {"scales": list(node.attrs.scales)}, {}, {}, {}, [])
 
 
 def _elementwise(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:

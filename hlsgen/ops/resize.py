@@ -1,0 +1,132 @@
+"""Resize and Upsample, nearest neighbour by integer factors: every pixel repeated s_h x s_w times
+(autoencoders, U-Nets, YOLO necks).
+
+ONNX picks source pixel `nearest_mode(transform(x))` for output pixel x. For an integer upscale most
+combinations of coordinate_transformation_mode and nearest_mode pick floor(x / s), plain repetition; the
+importer checks that the node's combination does so on every output pixel and refuses it otherwise, as it
+refuses other modes (linear, cubic), downscaling and fractional factors.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..ir import Node
+from .registry import UnsupportedAttribute, kernel, onnx_importer
+
+
+@dataclass(frozen=True)
+class ResizeAttrs:
+    scales: tuple[int, ...]  # one integer factor per spatial axis (the axes after N and C)
+
+
+@kernel("Resize", ResizeAttrs)
+def resize_nearest(a: ResizeAttrs, x: np.ndarray) -> np.ndarray:
+    """Output pixel (y, x) is input pixel (y // s_h, x // s_w). x: N,C,*S."""
+    for i, s in enumerate(a.scales):
+        x = np.repeat(x, s, axis=2 + i)
+    return x
+
+
+@onnx_importer("Upsample")
+def import_upsample(node, ctx) -> list[Node]:
+    attrs = ctx.attrs(node)
+    scales = attrs.get("scales") if ctx.opset < 9 else ctx.require_constant(node, 1, "scales")
+    return _import(node, ctx, attrs.get("mode", "nearest"), scales, None, "asymmetric", "floor")
+
+
+@onnx_importer("Resize")
+def import_resize(node, ctx) -> list[Node]:
+    attrs = ctx.attrs(node)
+    if ctx.opset < 11:  # Resize-10 is Upsample-9 under a new name
+        return _import(node, ctx, attrs.get("mode", "nearest"), ctx.require_constant(node, 1, "scales"), None,
+                       "asymmetric", "floor")
+    scales = ctx.require_constant(node, 2, "scales")
+    sizes = ctx.require_constant(node, 3, "sizes")
+    rank = len(ctx.shape(node.input[0]))
+    axes = [a % rank for a in attrs.get("axes", range(rank))]
+    given = scales if scales is not None and scales.size else sizes
+    if given is None:
+        raise UnsupportedAttribute("neither scales nor sizes is given")
+    full = np.ones(rank) if given is scales else np.array(ctx.shape(node.input[0]), np.float64)
+    full[axes] = given
+    if given is sizes:
+        full = _keep_aspect_ratio(ctx.shape(node.input[0]), full, axes, attrs.get("keep_aspect_ratio_policy", "stretch"))
+    return _import(node, ctx, attrs.get("mode", "nearest"), full if given is scales else None,
+                   full if given is sizes else None, attrs.get("coordinate_transformation_mode", "half_pixel"),
+                   attrs.get("nearest_mode", "round_prefer_floor"))
+
+
+def _keep_aspect_ratio(shape, sizes: np.ndarray, axes: list[int], policy: str) -> np.ndarray:
+    """The output sizes of Resize-18's keep_aspect_ratio_policy: one scale for every listed axis."""
+    if policy == "stretch":
+        return sizes
+    ratios = [sizes[a] / shape[a] for a in axes]
+    scale = min(ratios) if policy == "not_larger" else max(ratios)
+    out = np.array(shape, np.float64)
+    for a in axes:
+        out[a] = math.floor(shape[a] * scale + 0.5)
+    return out
+
+
+def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -> list[Node]:
+    if mode != "nearest":
+        raise UnsupportedAttribute(f"mode {mode!r} is not supported (only 'nearest' upsampling by integer factors)")
+    shape = ctx.shape(node.input[0])
+    if len(shape) < 3:
+        raise UnsupportedAttribute(f"a rank-{len(shape)} input has no spatial axes to upsample")
+    if scales is not None:
+        scales = np.asarray(scales, np.float64).reshape(-1)
+        out = [math.floor(n * s) for n, s in zip(shape, scales)]
+    else:
+        out = [int(v) for v in np.asarray(sizes).reshape(-1)]
+        scales = np.array([o / n for o, n in zip(out, shape)])
+    if len(out) != len(shape):
+        raise UnsupportedAttribute(f"{len(out)} scales or sizes for a rank-{len(shape)} input")
+    if out[:2] != list(shape[:2]):
+        raise UnsupportedAttribute("only the spatial axes may be resized, not the batch or channel axis")
+    factors = []
+    for axis in range(2, len(shape)):
+        factor = out[axis] // shape[axis]
+        if out[axis] != factor * shape[axis] or factor < 1:
+            raise UnsupportedAttribute(f"output size {out[axis]} of spatial axis {axis - 2} is not an integer "
+                                       f"multiple of the input's {shape[axis]} (only integer upscaling is supported)")
+        picked = _nearest_source(transform, nearest, shape[axis], out[axis], float(scales[axis]))
+        if not np.array_equal(picked, np.arange(out[axis]) // factor):
+            raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} with nearest_mode {nearest!r} "
+                                       f"does not repeat pixels for a {factor}x upscale (only combinations that do "
+                                       "are supported)")
+        factors.append(factor)
+    return [Node(ctx.node_name(node), "Resize", (node.input[0],), (node.output[0],), ResizeAttrs(tuple(factors)))]
+
+
+def _nearest_source(transform: str, nearest: str, size: int, out: int, scale: float) -> np.ndarray:
+    """The input index ONNX's Resize reads for every output index along one axis (the spec's formulas)."""
+    x = np.arange(out, dtype=np.float64)
+    if transform in ("half_pixel", "pytorch_half_pixel"):
+        orig = (x + 0.5) / scale - 0.5 if out > 1 or transform == "half_pixel" else np.zeros(out)
+    elif transform == "half_pixel_symmetric":
+        adjustment = out / (scale * size)
+        orig = size / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5
+    elif transform == "align_corners":
+        orig = x * (size - 1) / (out - 1) if out > 1 else np.zeros(out)
+    elif transform == "asymmetric":
+        orig = x / scale
+    elif transform == "tf_half_pixel_for_nn":
+        orig = (x + 0.5) / scale
+    else:
+        raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} is not supported")
+    frac = orig - np.floor(orig)
+    if nearest == "round_prefer_floor":
+        picked = np.where(frac == 0.5, np.floor(orig), np.round(orig))
+    elif nearest == "round_prefer_ceil":
+        picked = np.where(frac == 0.5, np.ceil(orig), np.round(orig))
+    elif nearest == "floor":
+        picked = np.floor(orig)
+    elif nearest == "ceil":
+        picked = np.ceil(orig)
+    else:
+        raise UnsupportedAttribute(f"nearest_mode {nearest!r} is not supported")
+    return np.clip(picked, 0, size - 1).astype(np.int64)
