@@ -145,7 +145,8 @@ def import_elu(node, ctx) -> list[Node]:
 @onnx_importer("Selu")
 def import_selu(node, ctx) -> list[Node]:
     attrs = ctx.attrs(node)
-    return _single(node, ctx, "Selu", SeluAttrs(float(attrs.get("alpha", SELU_ALPHA)), float(attrs.get("gamma", SELU_GAMMA))))
+    selu_attrs = SeluAttrs(float(attrs.get("alpha", SELU_ALPHA)), float(attrs.get("gamma", SELU_GAMMA)))
+    return _single(node, ctx, "Selu", selu_attrs)
 
 
 # Clip before opset 11 defaults to the float range, not to infinity (it maps ±inf to ±FLT_MAX).

@@ -138,7 +138,8 @@ def _per_tensor(ctx, node, index: int, what: str) -> None:
 def _single_value(ctx, node, index: int, what: str) -> None:
     """An activation zero point: one value, a constant or computed at run time (by DynamicQuantizeLinear)."""
     if index < len(node.input) and node.input[index] and int(np.prod(ctx.shape(node.input[index]))) != 1:
-        raise UnsupportedAttribute(f"{what} must be a single value (per tensor), not shape {ctx.shape(node.input[index])}")
+        shape = ctx.shape(node.input[index])
+        raise UnsupportedAttribute(f"{what} must be a single value (per tensor), not shape {shape}")
 
 
 def _dequantize(ctx, base: str, what: str, inputs: list[str], **attrs) -> tuple[str, list[Node]]:

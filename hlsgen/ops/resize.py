@@ -53,7 +53,8 @@ def import_resize(node, ctx) -> list[Node]:
     full = np.ones(rank) if given is scales else np.array(ctx.shape(node.input[0]), np.float64)
     full[axes] = given
     if given is sizes:
-        full = _keep_aspect_ratio(ctx.shape(node.input[0]), full, axes, attrs.get("keep_aspect_ratio_policy", "stretch"))
+        policy = attrs.get("keep_aspect_ratio_policy", "stretch")
+        full = _keep_aspect_ratio(ctx.shape(node.input[0]), full, axes, policy)
     return _import(node, ctx, attrs.get("mode", "nearest"), full if given is scales else None,
                    full if given is sizes else None, attrs.get("coordinate_transformation_mode", "half_pixel"),
                    attrs.get("nearest_mode", "round_prefer_floor"))

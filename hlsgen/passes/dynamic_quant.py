@@ -42,13 +42,15 @@ def fold_dynamic_quantization(graph: Graph) -> bool:
 def _match(graph: Graph, cast: Node):
     """(dynamic quantize, integer layer, cast, mul, per-channel weight scales) or None."""
     layer = graph.producer(cast.inputs[0])
-    if layer is None or layer.op not in FLOAT_LAYER or not cast.attrs.to.startswith("float"):
+    if layer is None or layer.op not in FLOAT_LAYER or cast.attrs.to != "float32":
         return None
     dq = graph.producer(layer.inputs[0])
     if dq is None or dq.op != "DynamicQuantizeLinear" or optional_input(layer, 2) != dq.outputs[2]:
         return None
     w, w_zp = layer.inputs[1], optional_input(layer, 3)
-    if not graph.is_constant(w) or (w_zp and not graph.is_constant(w_zp)) or sole_consumer(graph, layer.outputs[0]) is None:
+    if not graph.is_constant(w) or (w_zp and not graph.is_constant(w_zp)):
+        return None
+    if sole_consumer(graph, layer.outputs[0]) is None:
         return None
     mul = sole_consumer(graph, cast.outputs[0])
     if mul is None or mul.op != "Mul":

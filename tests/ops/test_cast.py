@@ -47,3 +47,15 @@ def test_non_numeric_casts_are_rejected_by_name(to, name):
     model = make_model([node], [tensor_value("x", SHAPE)], [tensor_value("y", None)], opset=19)
     with pytest.raises(UnsupportedOpsError, match=f"Cast to {name} is not supported"):
         import_model(model)
+
+
+def test_the_quantizer_refuses_a_cast_that_changes_values():
+    from hlsgen.quant import BitConfig, quantize
+
+    nodes = [helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Cast", ["r"], ["c"], to=TensorProto.INT32, name="trunc"),
+             helper.make_node("Cast", ["c"], ["y"], to=TensorProto.FLOAT)]
+    graph = import_model(make_model(nodes, [tensor_value("x", SHAPE)], [tensor_value("y", None)]))
+    optimize(graph)
+    calib = {"x": np.random.default_rng(0).standard_normal([4, *SHAPE[1:]]).astype(np.float32)}
+    with pytest.raises(UnsupportedOpsError, match=r"'trunc' \(Cast[^)]*\): a Cast to int32 changes values"):
+        quantize(graph, calib, BitConfig(8, 8))

@@ -105,3 +105,12 @@ def test_computed_scales_are_rejected():
     model = make_model(nodes, [tensor_value("x", SHAPE), tensor_value("s", [4])], [tensor_value("y", None)], opset=13)
     with pytest.raises(UnsupportedOpsError, match="must be a constant"):
         import_model(model)
+
+
+def test_a_refused_resize_is_listed_alone_and_its_readers_do_not_fail():
+    nodes = [helper.make_node("Resize", ["x", "", "s"], ["u"], name="up", mode="linear"),
+             helper.make_node("Relu", ["u"], ["r"]), helper.make_node("Resize", ["r", "", "s"], ["y"], name="up2")]
+    model = make_model(nodes, [tensor_value("x", SHAPE)], [tensor_value("y", None)], {"s": _scales(1, 1, 2, 2)}, opset=13)
+    with pytest.raises(UnsupportedOpsError) as caught:
+        import_model(model)
+    assert [p.node for p in caught.value.problems] == ["up"]

@@ -40,7 +40,8 @@ def test_the_pattern_folds_into_float_layers_keeping_the_integer_weights(dynamic
         axis = 0 if node.op_type == "ConvInteger" else 1
         along = [-1 if i == axis else 1 for i in range(ints.ndim)]
         zero = initializers[node.input[3]]
-        np.testing.assert_array_equal(ints, initializers[node.input[1]].astype(np.int64) - zero.reshape(along if zero.size > 1 else ()))
+        centred = initializers[node.input[1]].astype(np.int64) - zero.reshape(along if zero.size > 1 else ())
+        np.testing.assert_array_equal(ints, centred)
         scales = np.broadcast_to(initializers[_weight_scale(dynamic, node)].reshape(-1), (ints.shape[axis],))
         np.testing.assert_allclose(wq.scales, scales, rtol=1e-7)
         assert wq.bits == 8

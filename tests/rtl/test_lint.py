@@ -32,3 +32,13 @@ def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
     for top in (files.top, files.tb):
         ok, messages = lint(list(files.sources), top)
         assert ok, messages
+
+
+def test_a_top_with_upsampling_and_lookup_tables_is_lint_clean(tmp_path):
+    from tests.hls.helpers import quantize_model
+    from tests.real_exports import images, real_ops_net
+
+    graph = quantize_model(real_ops_net(), {"x": images(8, 0)}).graph
+    files = write_rtl(compile_program(graph, load_target("systolic8x8")), tmp_path)
+    ok, messages = lint(list(files.sources), files.top)
+    assert ok, messages
