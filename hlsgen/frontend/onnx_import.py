@@ -5,6 +5,7 @@ Every failure the user can cause raises an HlsgenError subclass with a one-line 
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,12 @@ from ..reference.float_executor import annotate_shapes
 MIN_OPSET, MAX_OPSET = 6, 25
 DEFAULT_DOMAINS = ("", "ai.onnx")
 # The custom ops hlsgen imports: QONNX's quantizers, in the domains QONNX, FINN and older Brevitas exports use.
+QONNX_DOMAIN = "qonnx.custom_op.general"
+QONNX_OPS = ("Quant", "BipolarQuant", "Trunc")
 ACCEPTED_CUSTOM = {
     (domain, op_type)
-    for domain in ("qonnx.custom_op.general", "finn.custom_op.general", "onnx.brevitas")
-    for op_type in ("Quant", "BipolarQuant")
+    for domain in (QONNX_DOMAIN, "finn.custom_op.general", "onnx.brevitas")
+    for op_type in QONNX_OPS
 }
 
 
@@ -86,11 +89,40 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
         raise ModelFileError(f"{p}: not an ONNX model (no graph found)")
     _default_opset(model)  # an opset outside the supported range is reported before ONNX's own checks
     try:
-        onnx.checker.check_model(model, full_check=True)
+        with _qonnx_ops_in_own_domain(model):
+            onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
         raise ModelFileError(f"{p}: ONNX's checker rejects the model: {_first_line(exc)}; "
                              "fix the exporter or re-export the model") from None
     return model
+
+
+def _default_domain_qonnx(model: onnx.ModelProto) -> list[onnx.NodeProto]:
+    """QONNX's Quant, BipolarQuant and Trunc written in the default domain, as FINN's and Brevitas' exports do."""
+    return [n for n in model.graph.node if n.domain in DEFAULT_DOMAINS and n.op_type in QONNX_OPS]
+
+
+@contextmanager
+def _qonnx_ops_in_own_domain(model: onnx.ModelProto):
+    """For ONNX's checker only (it rejects an unknown default-domain op): those nodes sit in the QONNX domain
+    while the block runs; the model is given back as it came."""
+    nodes = _default_domain_qonnx(model)
+    added = bool(nodes) and all(o.domain != QONNX_DOMAIN for o in model.opset_import)
+    if added:
+        model.opset_import.append(helper.make_opsetid(QONNX_DOMAIN, 1))
+    saved = [n.domain if n.HasField("domain") else None for n in nodes]
+    for node in nodes:
+        node.domain = QONNX_DOMAIN
+    try:
+        yield
+    finally:
+        for node, domain in zip(nodes, saved):
+            if domain is None:
+                node.ClearField("domain")
+            else:
+                node.domain = domain
+        if added:
+            model.opset_import.pop()
 
 
 def _first_line(exc: Exception) -> str:
@@ -113,6 +145,11 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
     problems = _unsupported_ops(model, opset)
     if problems:
         raise UnsupportedOpsError(problems)
+    moved = _default_domain_qonnx(model)
+    if moved:
+        ops_named = ", ".join(sorted({n.op_type for n in moved}))
+        ctx.notices.append(f"{len(moved)} QONNX node(s) ({ops_named}) in the default ONNX domain, as FINN and "
+                           f"Brevitas export them, read as {QONNX_DOMAIN}")
     _import_constants(model, graph)
     _import_inputs(model, ctx)
     unknown: set[str] = set()  # outputs of nodes that could not be imported
@@ -128,6 +165,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
             continue
         for new in new_nodes:
             graph.add_node(new)
+            graph.origins[new.name] = (node.name or node.output[0], node.op_type, opset)
         try:
             annotate_shapes(graph, new_nodes)
         except (ValueError, IndexError) as exc:  # e.g. weights whose channels do not match the input's
@@ -165,13 +203,12 @@ def _default_opset(model: onnx.ModelProto) -> int:
 
 def _unsupported_ops(model: onnx.ModelProto, opset: int) -> list[UnsupportedOp]:
     problems = []
-    custom_types = {op_type for _, op_type in ACCEPTED_CUSTOM}
     for node in model.graph.node:
         name = node.name or node.output[0]
         if node.domain not in DEFAULT_DOMAINS:
             if (node.domain, node.op_type) not in ACCEPTED_CUSTOM:
                 problems.append(UnsupportedOp(name, f"{node.domain}.{node.op_type}", opset, "custom domain"))
-        elif node.op_type not in IMPORTERS or node.op_type in custom_types:
+        elif node.op_type not in IMPORTERS:
             problems.append(UnsupportedOp(name, node.op_type, opset, "op not supported by hlsgen"))
     return problems
 

@@ -28,6 +28,7 @@ def report_json(mapping: Mapping) -> dict:
             "utilization": _round(utilization(layer.macs, layer.cycles, rows, cols)),
             "buffers": {b.name: b.to_json() for b in layer.buffers},
             "weight_bytes": layer.weight_bytes,
+            "bits": dict(zip(("input", "output", "weights"), layer.bits)),  # weights 0: the layer has none
         })
     peak = max(mapping.layers, key=lambda layer: layer.buffers[0].used, default=None)
     total = {

@@ -1,6 +1,8 @@
-"""QONNX's Quant and BipolarQuant (as Brevitas exports them) imported as QuantDequant, a float fake-quantizer.
+"""QONNX's Quant and BipolarQuant (as Brevitas exports them) imported as QuantDequant, a float fake-quantizer;
+QONNX's Trunc (the bit-dropping step of a quantized average pool) as Trunc.
 
-The frontend accepts these two op types from the QONNX, FINN and older Brevitas custom domains only.
+The frontend accepts these op types from the QONNX, FINN and older Brevitas custom domains and from the default
+domain (where FINN's and Brevitas' exports write them).
 Scale, zero point and bit width must be constants; scale and zero point are per tensor or per channel.
 """
 from __future__ import annotations
@@ -106,3 +108,53 @@ def _channel_axis(ctx, node, indices: tuple[int, ...]) -> int | None:
     if len(axes) > 1:
         raise UnsupportedAttribute(f"scale and zeropt vary along different axes {sorted(axes)}")
     return axes.pop() if axes else None
+
+
+@dataclass(frozen=True)
+class TruncAttrs:
+    """QONNX Trunc: drop the low bits of a quantized value. rounding_mode: a key of ROUNDING (QONNX's default
+    is FLOOR). Version 1 (5 inputs) keeps the input scale and does not clamp; version 2 (6 inputs, with an
+    output scale) shifts by log2(out_scale / scale) and clamps to the `out_bits`, `signed`, `narrow` range."""
+
+    rounding_mode: str
+    out_bits: int
+    signed: bool
+    narrow: bool
+    rescaled: bool  # version 2
+
+    def int_range(self) -> tuple[int, int]:
+        return QuantDequantAttrs(self.out_bits, self.signed, self.narrow, self.rounding_mode, None).int_range()
+
+
+@kernel("Trunc", TruncAttrs)
+def trunc(a: TruncAttrs, x, scale, zeropt, in_bits, *rest) -> np.ndarray:
+    """q = round(x / scale + zeropt) (half to even); v1: y = (R(q / 2^(in_bits - out_bits)) - zeropt) * scale;
+    v2: t = 2^round(log2(out_scale / scale)), y = (R(clip(q / t)) - zeropt / t) * out_scale."""
+    q = np.round(x / scale + zeropt)
+    rounding = ROUNDING[a.rounding_mode]
+    if not a.rescaled:
+        step = np.float32(2.0) ** (np.float32(in_bits) - np.float32(a.out_bits))
+        return ((rounding(q / step) - zeropt) * scale).astype(x.dtype)
+    out_scale = rest[0]
+    step = np.float32(2.0) ** np.round(np.log2(out_scale / scale))
+    lo, hi = a.int_range()
+    return ((rounding(np.clip(q / step, lo, hi)) - zeropt / step) * out_scale).astype(x.dtype)
+
+
+@onnx_importer("Trunc")
+def import_trunc(node, ctx) -> list[Node]:
+    attrs = ctx.attrs(node)
+    mode = str(attrs.get("rounding_mode", "FLOOR")).upper()
+    if mode not in ROUNDING:
+        raise UnsupportedAttribute(f"rounding_mode {mode} is not supported (only {', '.join(ROUNDING)})")
+    if len(node.input) not in (5, 6):
+        raise UnsupportedAttribute(f"Trunc takes 5 inputs (version 1) or 6 (version 2), not {len(node.input)}")
+    rescaled = len(node.input) == 6
+    for index in range(1, len(node.input)):
+        value = ctx.require_constant(node, index, "a Trunc parameter")
+        if value is None or value.size != 1:
+            raise UnsupportedAttribute(f"input {index} must be one constant value (per-tensor truncation)")
+    out_bits = _bits(ctx.constant(node.input[-1]))
+    qattrs = TruncAttrs(mode, out_bits, bool(attrs.get("signed", 1)), bool(attrs.get("narrow", 0)), rescaled)
+    inputs = tuple(node.input[:4]) + ((node.input[4],) if rescaled else ())
+    return [Node(ctx.node_name(node), "Trunc", inputs, (node.output[0],), qattrs)]

@@ -6,7 +6,7 @@ import numpy as np
 from ..ir import Graph, Node
 from ..ops.registry import NoAttrs
 from .pipeline import graph_pass
-from .rewrite import optional_input, sole_consumer
+from .rewrite import carry_weight_quant, optional_input, sole_consumer
 
 # Where the output channels sit in each foldable producer's weight: Conv w is [M, C/g, *K], Dense w is [K, M].
 _WEIGHT_CHANNEL_AXIS = {"Conv": 0, "Dense": 1}
@@ -71,6 +71,7 @@ def _fold_into_producer(graph: Graph, norm: Node, scale: np.ndarray, shift: np.n
         graph.add_constant(graph.fresh_name(f"{producer.name}_weight"), new_w),
         graph.add_constant(graph.fresh_name(f"{producer.name}_bias"), new_b),
     )
+    carry_weight_quant(graph, weight, inputs[1], scale, axis)
     graph.remove_node(norm.name)
     graph.replace_node(producer.name, producer.with_(inputs=inputs, outputs=norm.outputs))
     return True

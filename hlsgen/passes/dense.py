@@ -7,7 +7,7 @@ from .. import ops  # noqa: F401  (registers Dense, whose attributes the pass bu
 from ..ir import Graph, Node
 from ..ops.registry import OPS
 from .pipeline import graph_pass
-from .rewrite import optional_input, per_channel_vector
+from .rewrite import carry_weight_quant, optional_input, per_channel_vector
 
 
 @graph_pass
@@ -45,6 +45,7 @@ def _gemm_as_dense(graph: Graph, gemm: Node) -> Node | None:
     dtype = weight.dtype
     weight = (weight.T if attrs.trans_b else weight).astype(np.float64) * attrs.alpha
     inputs = [a, graph.add_constant(graph.fresh_name(f"{gemm.name}_weight"), weight.astype(dtype))]
+    carry_weight_quant(graph, b, inputs[1], attrs.alpha, 1, transpose=attrs.trans_b)
     if bias is not None:
         inputs.append(graph.add_constant(graph.fresh_name(f"{gemm.name}_bias"), bias.astype(dtype)))
     return Node(gemm.name, "Dense", tuple(inputs), gemm.outputs, OPS["Dense"].attrs(activation=None))

@@ -1,6 +1,9 @@
 """Queries and edits that several passes share: who reads a tensor, bypassing a no-op node,
-dropping a node nobody reads any more, recognising a per-channel constant."""
+dropping a node nobody reads any more, recognising a per-channel constant, keeping a pre-quantized weight's
+integers through a rewrite."""
 from __future__ import annotations
+
+from dataclasses import replace
 
 import numpy as np
 
@@ -69,3 +72,25 @@ def per_channel_vector(value: np.ndarray, out_shape: tuple[int, ...]) -> np.ndar
     if not np.array_equal(full, np.broadcast_to(along_channels, out_shape)):
         return None
     return vector
+
+
+def carry_weight_quant(graph: Graph, source: str, derived: str, factors, axis: int, transpose: bool = False) -> None:
+    """Keep a pre-quantized weight's integers in `derived` = `source` (transposed) * `factors`, the factors
+    per output channel (`axis` of the derived weight) or one for all: a negative factor flips its channel's
+    signs, |factor| scales its scale, so the model's bit width survives BatchNorm folding and Gemm
+    transposition. A zero or non-finite factor leaves `derived` without integers (the quantizer requantizes it)."""
+    kept = graph.quant.get(source)
+    if not isinstance(kept, tuple):
+        return
+    ints, wq = kept
+    ints = ints.T if transpose else ints
+    factors = np.broadcast_to(np.asarray(factors, np.float64), (ints.shape[axis],))
+    scales = np.asarray(wq.scales, np.float64)
+    scales = scales[:1] if len(set(wq.scales)) == 1 else scales  # per tensor
+    if scales.size not in (1, factors.size) or not np.all(np.isfinite(factors) & (factors != 0)):
+        return
+    shape = [1] * ints.ndim
+    shape[axis] = -1
+    scales = np.broadcast_to(scales, factors.shape) * np.abs(factors)
+    graph.quant[derived] = (ints * np.sign(factors).astype(np.int64).reshape(shape),
+                            replace(wq, scales=tuple(float(s) for s in scales)))

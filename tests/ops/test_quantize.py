@@ -291,7 +291,6 @@ def test_quant_accepted_in_finn_and_brevitas_domains(domain):
         ({"bits": 2.5}, "bitwidth must be one whole number"),
         ({"bits": 0}, "bitwidth must be one whole number"),
         ({"domain": "qonnx.custom_op.other"}, "custom domain"),
-        ({"domain": ""}, "op not supported"),
     ],
 )
 def test_quant_rejections(change, reason):
@@ -305,7 +304,7 @@ def test_quant_rejections(change, reason):
 
 
 def test_other_qonnx_ops_stay_unsupported():
-    node = helper.make_node("Trunc", ["x", "s", "z", "b", "b"], ["y"], domain=QONNX)
+    node = helper.make_node("FloatQuant", ["x", "s", "z", "b", "b"], ["y"], domain=QONNX)
     inits = {"s": np.float32(1), "z": np.float32(0), "b": np.float32(4)}
     model = qonnx_model([node], [tensor_value("x", [4])], [tensor_value("y", [4])], inits)
     with pytest.raises(UnsupportedOpsError, match="custom domain"):
@@ -350,3 +349,47 @@ def test_brevitas_style_qonnx_conv_model():
                              {"wq": wq, "bias": inits["bias"]})
     c = run_ort(float_model, {"xq": xq})["c"]
     np.testing.assert_array_equal(y, expected_quant(np.maximum(c, 0), inits["y_s"], 0, 4, 0, 0, "ROUND"))
+
+
+# ---- QONNX Trunc ---------------------------------------------------------------------------------------
+def run_trunc(x, inputs: dict, domain=QONNX, **attrs):
+    """Import and run one Trunc node (inputs in spec order after x) on x."""
+    inits = {k: np.float32(v) for k, v in inputs.items()}
+    node = helper.make_node("Trunc", ["x", *inits], ["y"], domain=domain, **attrs)
+    model = qonnx_model([node], [tensor_value("x", x.shape)], [tensor_value("y", x.shape)], inits, domain)
+    graph = import_model(model)
+    verify(graph)
+    return run_graph(graph, {"x": x})["y"]
+
+
+@pytest.mark.parametrize("mode", ["FLOOR", "CEIL", "ROUND"])
+def test_trunc_version_1_drops_low_bits(mode):
+    # QONNX Trunc v1 written out: q = round(x / s + z); y = (R(q / 2^(in - out)) - z) * s
+    s, z = 0.5, 0.0
+    q = np.arange(-40, 41, dtype=np.float32)
+    rounding = {"FLOOR": np.floor, "CEIL": np.ceil, "ROUND": np.round}[mode]
+    y = run_trunc(q * s, {"s": s, "z": z, "in_b": 10, "out_b": 7}, rounding_mode=mode)
+    np.testing.assert_array_equal(y, (rounding(q / 8) - z) * s)
+
+
+def test_trunc_version_2_rescales_and_clamps():
+    # v2: t = 2^round(log2(out_s / s)); y = (R(clip(q / t, lo, hi)) - z / t) * out_s, FLOOR by default
+    s, out_s = 0.25, 1.0  # t = 4
+    q = np.arange(-64, 64, dtype=np.float32)
+    y = run_trunc(q * s, {"s": s, "z": 0, "in_b": 8, "out_s": out_s, "out_b": 4}, signed=1, narrow=0)
+    np.testing.assert_array_equal(y, np.floor(np.clip(q / 4, -8, 7)) * out_s)
+
+
+@pytest.mark.parametrize(
+    "inputs,attrs,reason",
+    [
+        ({"s": 1, "z": 0, "in_b": 8}, {}, "Trunc takes 5 inputs"),
+        ({"s": 1, "z": 0, "in_b": 8, "out_b": 4}, {"rounding_mode": "HALF_UP"}, "rounding_mode HALF_UP"),
+    ],
+)
+def test_trunc_rejections(inputs, attrs, reason):
+    inits = {k: np.float32(v) for k, v in inputs.items()}
+    node = helper.make_node("Trunc", ["x", *inits], ["y"], domain=QONNX, **attrs)
+    model = qonnx_model([node], [tensor_value("x", [4])], [tensor_value("y", [4])], inits)
+    with pytest.raises(UnsupportedOpsError, match=reason):
+        import_model(model)

@@ -6,6 +6,7 @@ from onnx import helper
 
 from hlsgen.ops.common import Activation
 from hlsgen.passes import fold_batchnorm, fuse_bias, fuse_dense, optimize
+from hlsgen.quant.params import WeightQuant
 from hlsgen.reference import run_graph
 from tests.passes.helpers import apply_pass, assert_same_outputs, onnx_graph, ops, random_feeds
 
@@ -142,3 +143,22 @@ def test_batchnorm_with_computed_parameters_is_left_alone():
         {k: v for k, v in BN_PARAMS.items() if k != "gamma"},
     )
     assert not apply_pass(graph, fold_batchnorm)
+
+
+def test_folding_keeps_a_pre_quantized_weights_integers():
+    """Annotated 3-bit weights (as a QONNX model's) stay 3-bit: a negative gamma flips its channel's signs and
+    |gamma / sigma| scales its scale, so integers times scales still equal the folded float weights."""
+    ints = RNG.integers(-3, 4, (3, 2, 3, 3))
+    scales = np.array([0.1, 0.2, 0.05])
+    graph = conv_bn()
+    graph.constants["w"] = (ints * scales[:, None, None, None]).astype(np.float32)
+    graph.quant["w"] = (ints, WeightQuant(tuple(scales), 3))
+    assert apply_pass(graph, fold_batchnorm)
+    (conv,) = graph.nodes.values()
+    folded_ints, wq = graph.quant[conv.inputs[1]]
+    factor = BN_PARAMS["gamma"] / np.sqrt(BN_PARAMS["var"] + 1e-3)
+    assert np.any(factor < 0) and np.any(factor > 0)
+    assert wq.bits == 3 and np.allclose(wq.scales, scales * np.abs(factor))
+    np.testing.assert_array_equal(folded_ints, ints * np.sign(factor)[:, None, None, None])
+    np.testing.assert_allclose(folded_ints * np.asarray(wq.scales)[:, None, None, None], graph.constants[conv.inputs[1]],
+                               rtol=1e-6)
