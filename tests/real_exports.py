@@ -44,22 +44,22 @@ def selu_classifier(opset: int = 13) -> onnx.ModelProto:
 
 
 def real_ops_net(opset: int = 13) -> onnx.ModelProto:
-    """Every op of the two above in one network (one Verilator build covers them all):
-    conv -> Elu -> conv -> Resize 2x -> conv -> Selu -> AveragePool(whole 12x12 map) -> Flatten -> MatMul + Add."""
+    """Every op of the two above in one network (one Verilator build covers them all): conv -> Elu -> conv
+    (16 channels) -> Resize 2x3 (PyTorch's defaults: half_pixel, round_prefer_floor) -> conv -> Selu
+    -> AveragePool(the whole 12x18 map) -> Flatten -> MatMul + Add."""
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
              helper.make_node("Elu", ["c1"], ["e1"]),
              helper.make_node("Conv", ["e1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
-             helper.make_node("Resize", ["c2", "", "scales"], ["up"], mode="nearest",
-                              coordinate_transformation_mode="asymmetric", nearest_mode="floor"),
+             helper.make_node("Resize", ["c2", "", "scales"], ["up"], mode="nearest"),
              helper.make_node("Conv", ["up", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1]),
              helper.make_node("Selu", ["c3"], ["s3"]),
-             helper.make_node("AveragePool", ["s3"], ["p"], kernel_shape=[12, 12]),
+             helper.make_node("AveragePool", ["s3"], ["p"], kernel_shape=[12, 18]),
              helper.make_node("Flatten", ["p"], ["f"]),
              helper.make_node("MatMul", ["f", "wd"], ["m"]),
              helper.make_node("Add", ["m", "bd"], ["y"])]
-    inits = _weights(3, w1=(8, 3, 3, 3), b1=(8,), w2=(8, 8, 3, 3), b2=(8,), w3=(8, 8, 3, 3), b3=(8,),
+    inits = _weights(3, w1=(8, 3, 3, 3), b1=(8,), w2=(16, 8, 3, 3), b2=(16,), w3=(8, 16, 3, 3), b3=(8,),
                      wd=(8, 10), bd=(10,))
-    inits["scales"] = np.array([1, 1, 2, 2], np.float32)
+    inits["scales"] = np.array([1, 1, 2, 3], np.float32)
     return make_model(nodes, [tensor_value("x", INPUT)], [tensor_value("y", None)], inits, opset=opset)
 
 

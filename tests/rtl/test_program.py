@@ -76,21 +76,6 @@ def test_what_the_rtl_cannot_do_is_refused_by_name():
         compile_program(integer_graph("digits"), target_with(array__dataflow="output_stationary"))
 
 
-def test_resize_reads_each_output_pixel_from_its_source_pixel():
-    from hlsgen.rtl.program import OP_REQ
-    from tests.hls.helpers import quantize_model
-    from tests.real_exports import images, real_ops_net
-
-    program = compile_program(quantize_model(real_ops_net(), {"x": images(8, 0)}).graph, load_target("systolic8x8"))
-    vector = [layer.fields for layer in program.layers if layer.kind != ARRAY]
-    resize = next(layer.fields for layer in program.layers if layer.node.op == "Resize")
-    assert resize["op"] == OP_REQ and (resize["ma"], resize["shift"], resize["a_zp"], resize["zp"]) == (1, 0, 0, 0)
-    assert (resize["up_x"], resize["up_y"], resize["src_w"], resize["stride"]) == (1, 1, 6, 36)
-    assert (resize["vw"], resize["pixels"], resize["out_width"]) == (12, 144, 12)
-    others = [f for f in vector if f is not resize]
-    assert others and all(f.get("up_x", 0) == f.get("up_y", 0) == 0 and f["src_w"] == f["vw"] for f in others)
-
-
 @pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16", "systolic32x32"])
 def test_a_dense_only_program_keeps_every_width_wide_enough(target):
     """Every map of the autoencoder is 1x1 and its addresses are short: a signed offset still holds a
@@ -112,7 +97,7 @@ def test_resize_reads_each_output_pixel_from_its_source_pixel():
     vector = [layer.fields for layer in program.layers if layer.kind != ARRAY]
     resize = next(layer.fields for layer in program.layers if layer.node.op == "Resize")
     assert resize["op"] == OP_REQ and (resize["ma"], resize["shift"], resize["a_zp"], resize["zp"]) == (1, 0, 0, 0)
-    assert (resize["up_x"], resize["up_y"], resize["src_w"], resize["stride"]) == (1, 1, 6, 36)
-    assert (resize["vw"], resize["pixels"], resize["out_width"]) == (12, 144, 12)
+    assert (resize["up_x"], resize["up_y"], resize["src_w"], resize["stride"]) == (2, 1, 6, 36)
+    assert (resize["vw"], resize["pixels"], resize["out_width"], resize["passes"]) == (18, 216, 18, 2)
     others = [f for f in vector if f is not resize]
     assert others and all(f.get("up_x", 0) == f.get("up_y", 0) == 0 and f["src_w"] == f["vw"] for f in others)
