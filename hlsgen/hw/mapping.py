@@ -2,7 +2,8 @@
 
 Conv and Dense run on the systolic array, fed by the line buffer (sliding windows formed on the fly, no
 im2col copy); depthwise Conv runs on the array in depthwise mode (docs/hardware.md); pooling, residual
-QAdd, global pooling, QRequant, QLut, nearest upsampling (Resize) and copies run on the vector unit; Reshape only changes addressing.
+QAdd, global pooling, QRequant, QLut, nearest upsampling (Resize) and copies run on the vector unit;
+Reshape only changes addressing.
 Anything that does not fit (activation, weight or accumulator memory, line buffer, operand or
 accumulator width, device resources) raises MappingError naming the layer and what overflows.
 """
