@@ -190,7 +190,8 @@ def test_autoencoder_reconstructs_log_mel_like_features_in_onnxruntime():
     assert np.abs(np.diff(frames, axis=1)).mean() < np.abs(np.diff(frames, axis=2)).mean() * 3  # slow in time
     got = run_ort(model, {"features": features})["reconstruction"]
     assert got.shape == (32, 640) and np.isfinite(got).all()
-    assert abs(got.mean() - features.mean()) < 5 and 0.5 < got.std() / features.std() < 2
+    assert abs(got.mean() - features.mean()) < features.std() / 2 and 0.5 < got.std() / features.std() < 2
+    assert features.min() - 20 < got.min() and got.max() < features.max() + 20  # input-like, no wild outliers
     assert got.std(axis=0).mean() > 1  # varies from sample to sample
     assert np.array_equal(features, zoo.calibration_data(model, n=32, seed=7))
 
