@@ -21,12 +21,14 @@ IMAGES = 4
 @pytest.mark.parametrize("dynamic", [False, True], ids=["float", "quantize_dynamic"])
 def test_real_ops_are_bit_exact_in_the_rtl(tmp_path, dynamic):
     model = dynamic_quantized(real_ops_net(), tmp_path) if dynamic else real_ops_net()
-    onnx.save(model, str(tmp_path / "model.onnx"))
+    # its own name, so its own Verilator build folder (cached across runs) in the shared build root
+    path = tmp_path / f"real_ops_{'dynamic' if dynamic else 'float'}.onnx"
+    onnx.save(model, str(path))
     np.savez(tmp_path / "calib.npz", x=images(16, 0))
     np.savez(tmp_path / "test.npz", x=images(IMAGES, 1))
     out = tmp_path / "build"
-    assert main(["build", str(tmp_path / "model.onnx"), "--target", "systolic8x8", "--calib", str(tmp_path / "calib.npz"),
-                 "-o", str(out), "-q"]) == 0
+    assert main(["build", str(path), "--target", "systolic8x8", "--calib", str(tmp_path / "calib.npz"), "-o", str(out),
+                 "-q"]) == 0
     result = simulate(out, tmp_path / "test.npz", None, build_root())
     assert not result.mismatches and result.compared == IMAGES * 10
     gap = abs(result.cycles_per_inference - result.model_cycles) / result.model_cycles
