@@ -99,3 +99,39 @@ def _model(w: dict[str, np.ndarray], scales: dict[str, float], domain: str, logi
     model = helper.make_model(graph, opset_imports=opsets, producer_name="brevitas-style test builder")
     model.ir_version = IR_VERSION
     return model
+
+
+def trunc_pool_model(version: int = 2, rounding: str = "FLOOR") -> onnx.ModelProto:
+    """Quant(8-bit image) -> Conv (3-bit weights) -> ReLU -> Quant (3-bit) -> GlobalAveragePool -> Trunc ->
+    Flatten -> Gemm (3-bit weights) -> float logits, as a Brevitas TruncAvgPool exports the pool: the average
+    on an 8-bit grid 32 times finer than the activations', truncated to 4 bits (version 2: onto a scale 16
+    times coarser; version 1: the same scale, so the value shrinks 16 times)."""
+    rng = np.random.default_rng(5)
+    w1 = (rng.standard_normal((16, 1, 3, 3)) * 0.4).astype(np.float32)
+    w2 = (rng.standard_normal((10, 16)) * 0.4).astype(np.float32)
+    act = 0.25
+    inits = {"zero": np.float32(0), "b3": np.float32(3), "b4": np.float32(4), "b8": np.float32(8),
+             "in_s": np.float32(1 / 255), "a_s": np.float32(act), "t_s": np.float32(act / 32),
+             "t_out_s": np.float32(act / 2), "w1": w1, "w1_s": (np.abs(w1).reshape(16, -1).max(1) / 3).reshape(16, 1, 1, 1),
+             "b1": (rng.standard_normal(16) * 0.1).astype(np.float32), "w2": w2,
+             "w2_s": (np.abs(w2).max(1) / 3).reshape(10, 1), "b2": np.zeros(10, np.float32)}
+    trunc_inputs = ["g", "t_s", "zero", "b8", "t_out_s", "b4"] if version == 2 else ["g", "t_s", "zero", "b8", "b4"]
+    quant = lambda x, s, b, y, **a: helper.make_node("Quant", [x, s, "zero", b], [y], name=f"Quant_{y}", **a)  # noqa: E731
+    nodes = [
+        quant("image", "in_s", "b8", "x", signed=0),
+        quant("w1", "w1_s", "b3", "w1q", signed=1, narrow=1),
+        quant("w2", "w2_s", "b3", "w2q", signed=1, narrow=1),
+        helper.make_node("Conv", ["x", "w1q", "b1"], ["c"], name="conv", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+        helper.make_node("Relu", ["c"], ["r"], name="relu"),
+        quant("r", "a_s", "b3", "a", signed=0),
+        helper.make_node("GlobalAveragePool", ["a"], ["g"], name="gap"),
+        helper.make_node("Trunc", trunc_inputs, ["t"], name="trunc", rounding_mode=rounding, signed=0, narrow=0),
+        helper.make_node("Flatten", ["t"], ["f"], name="flatten"),
+        helper.make_node("Gemm", ["f", "w2q", "b2"], ["logits"], name="fc", transB=1),
+    ]
+    graph = helper.make_graph(nodes, "trunc_pool", [tensor_value("image", [1, 1, 16, 16])],
+                              [tensor_value("logits", [1, 10])],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    return model

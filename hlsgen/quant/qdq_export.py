@@ -2,7 +2,8 @@
 reference (which remains the specification), and a hand-off format other tools understand.
 
 Every quantized tensor t becomes QuantizeLinear -> DequantizeLinear (with a Clip first when it is
-narrower than 8 bits); weights are int8 initializers behind a per-channel DequantizeLinear, biases int32.
+narrower than 8 bits; a wider one, as Div -> Round -> Clip -> Mul, since opset 17 quantizes to 8 bits only);
+weights are int8 initializers behind a per-channel DequantizeLinear, biases int32.
 """
 from __future__ import annotations
 
@@ -42,16 +43,21 @@ class _Exporter:
         return f"{tensor}__float" if tensor in self.quant else tensor
 
     def fake_quantize(self, tensor: str) -> None:
-        """tensor__float -> [Clip] -> QuantizeLinear -> DequantizeLinear -> tensor."""
+        """tensor__float -> [Clip] -> QuantizeLinear -> DequantizeLinear -> tensor (wider than 8 bits: Div,
+        Round, Clip, Mul)."""
         q = self.quant[tensor]
-        if q.bits > 16:
-            raise ValueError(f"{tensor}: {q.bits}-bit tensors have no ONNX QDQ form")
-        wide = q.bits > 8
-        dtype = (np.int16 if wide else np.int8) if q.signed else (np.uint16 if wide else np.uint8)
         scale = self.const(f"{tensor}__scale", np.float32(q.scale))
-        zero = self.const(f"{tensor}__zero", dtype(q.zero_point))
         source = f"{tensor}__float"
-        if q.bits not in (8, 16):
+        if q.bits > 8:  # opset 17 quantizes to 8 bits only: the same grid in plain arithmetic (ties to even)
+            levels = self.add("Round", [self.add("Div", [source, scale], f"{tensor}__div", f"{tensor}/div")],
+                              f"{tensor}__levels", f"{tensor}/round")
+            lo = self.const(f"{tensor}__lo", np.float32(q.qmin - q.zero_point))
+            hi = self.const(f"{tensor}__hi", np.float32(q.qmax - q.zero_point))
+            clipped = self.add("Clip", [levels, lo, hi], f"{tensor}__clipped", f"{tensor}/clip")
+            self.add("Mul", [clipped, scale], tensor, f"{tensor}/dequantize")
+            return
+        zero = self.const(f"{tensor}__zero", (np.int8 if q.signed else np.uint8)(q.zero_point))
+        if q.bits != 8:
             lo = self.const(f"{tensor}__lo", np.float32((q.qmin - q.zero_point) * q.scale))
             hi = self.const(f"{tensor}__hi", np.float32((q.qmax - q.zero_point) * q.scale))
             source = self.add("Clip", [source, lo, hi], f"{tensor}__clipped", f"{tensor}/clip")
@@ -136,6 +142,18 @@ class _Exporter:
         pads = self.const(f"{node.name}__pads", np.asarray(node.attrs.pads, np.int64))
         value = self.const(f"{node.name}__value", np.float32(node.attrs.value))
         self.add("Pad", [node.inputs[0], pads, value], out, node.name, mode=node.attrs.mode)
+
+    def _op_Trunc(self, node: Node, out: str) -> None:
+        """QONNX's Trunc in standard ops: its input sits on its grid (fake-quantized), so y = R(x / (scale * 2^k))
+        * out_scale, and the QuantizeLinear/DequantizeLinear of its output clamps it."""
+        int_node = self.quantized.graph.nodes[node.name]
+        scale = float(np.ravel(self.graph.constants[node.inputs[1]])[0])
+        step = self.const(f"{node.name}__step", np.float32(scale * (1 << int_node.attrs.shift)))
+        rounding = {"FLOOR": "Floor", "CEIL": "Ceil", "ROUND": "Round", "ROUND_TO_ZERO": "Floor"}[node.attrs.rounding_mode]
+        levels = self.add(rounding, [self.add("Div", [node.inputs[0], step], f"{node.name}__div", f"{node.name}/div")],
+                          f"{node.name}__levels", f"{node.name}/round")
+        out_scale = self.const(f"{node.name}__out_scale", np.float32(self.quant[node.outputs[0]].scale))
+        self.add("Mul", [levels, out_scale], out, node.name)
 
     def _op_Softmax(self, node: Node, out: str) -> None:
         if len(node.attrs.axes) != 1:

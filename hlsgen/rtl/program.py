@@ -109,6 +109,9 @@ class _Compiler:
         self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()]).bit_length()
         self.tap_w = 1 + 2 * DIM_W + self.addr_w
         for layer in self.layers:
+        # the weight ROM and the PEs hold the model's widest integer weight, not the target's operand width
+        weights = [self.graph.constants[layer.node.inputs[1]] for layer in self.layers if layer.kind == ARRAY]
+        self.weight_w = max([2] + [int(np.abs(w.astype(np.int64)).max(initial=0)).bit_length() + 1 for w in weights])
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
         output = self.storage[g.outputs[0]]
@@ -251,11 +254,10 @@ class _Compiler:
             self.taps.append(_pack(lanes, self.tap_w))
         padded = np.zeros((tr * R, tc * C), np.int64)
         padded[:reduction, :out_c] = matrix
-        bits = self.target.widths.operand_bits
         for ct in range(tc):
             for t in range(tr):
                 for row in padded[t * R:(t + 1) * R, ct * C:(ct + 1) * C]:
-                    self.weights.append(_pack(row, bits))
+                    self.weights.append(_pack(row, self.weight_w))
         bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
                 else np.zeros(out_c, np.int64))
         mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
@@ -336,7 +338,7 @@ class _Compiler:
         widths = {
             "ADDR_W": self.addr_w, "DIM_W": DIM_W, "OFF_W": max(self.addr_w, pixels.bit_length(), DIM_W) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
-            "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "TAP_W": self.tap_w,
+            "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "TAP_W": self.tap_w, "W_W": self.weight_w,
         }
         return {name: max(width, 1) for name, width in widths.items()}  # no Verilog range is ever empty
 

@@ -95,7 +95,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     top = module_name(program.name)
     fields = config_fields(program)
     inp, out = program.maps[program.input_map], program.maps[program.output_map]
-    word_bits = {"weights": program.cols * t.widths.operand_bits, "taps": program.rows * program.widths["TAP_W"],
+    word_bits = {"weights": program.cols * program.widths["W_W"], "taps": program.rows * program.widths["TAP_W"],
                  "params": program.cols * (t.widths.accumulator_bits + PARAM_FIELDS), "lut": t.widths.operand_bits}
     memories = []
     for name in MEMORIES:

@@ -42,3 +42,23 @@ def test_a_top_with_upsampling_and_lookup_tables_is_lint_clean(tmp_path):
     files = write_rtl(compile_program(graph, load_target("systolic8x8")), tmp_path)
     ok, messages = lint(list(files.sources), files.top)
     assert ok, messages
+
+
+def test_a_top_with_3_bit_weights_is_lint_clean(tmp_path):
+    """The W3A3 QONNX model: the weight ROM and the PEs at 3 bits (the model's), not the target's 8."""
+    from hlsgen.frontend import import_model
+    from hlsgen.passes import optimize
+    from hlsgen.quant import BitConfig, QuantizedModel
+    from hlsgen.quant.lower import lower
+    from hlsgen.quant.prequant import absorb_quantization
+    from tests.qonnx_models import w3a3_digits
+
+    graph = import_model(w3a3_digits(logits_bits=8))
+    absorb_quantization(graph)
+    optimize(graph)
+    program = compile_program(QuantizedModel(lower(graph, {}, BitConfig()), graph).graph, load_target("systolic16x16"))
+    assert program.widths["W_W"] == 3 and max(program.weights).bit_length() <= 16 * 3
+    files = write_rtl(program, tmp_path)
+    assert ".W_W(3)" in (files.folder / f"{files.top}.v").read_text()
+    ok, messages = lint(list(files.sources), files.top)
+    assert ok, messages
