@@ -11,23 +11,24 @@ from pathlib import Path
 
 import numpy as np
 
+from .calibration import calibration
 from .config import apply_layer_overrides, dump_yaml, resolved_config
 from .errors import DataError, PathError, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .hw import Target, load_target
 from .ir import Graph
 from .ir.serialize import save_graph
-from .npz_io import LABELS_KEY, match_inputs, read_npz, top1_accuracy, write_npz
+from .npz_io import write_npz
 from .passes import optimize
 from .paths import require_file
 from .progress import Step, silent
 from .quant import BitConfig, QuantizedModel, quantize
 from .quant.calibrate import collect_stats
+from .hw.preflight import preflight
 from .quant.prequant import absorb_quantization
 from .quant.report import quality, quant_json
 from .report_page import record_verification, write_report_page
 
-FALLBACK_SAMPLES = 32
 VERIFY_SAMPLES = 16
 BUILD_MARKER = "build.json"
 
@@ -41,6 +42,7 @@ class BuildOptions:
     bits: str = "8"  # a width 2..8 for every layer, or "auto"
     max_accuracy_drop: float | None = None
     min_sqnr_db: float | None = None
+    input_range: tuple[float, float] | None = None  # without calib: the range synthetic inputs are drawn from
     dump_ir: bool = False  # also write OUT/loop_ir.txt
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
@@ -73,13 +75,26 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         target = load_target(options.target)
     with step("import and optimize"):
         graph = read_onnx(options.model)
-        if absorb_quantization(graph):
+        own = graph.copy()  # the model's own execution, its quantizers included: what quality is measured against
+        prequantized = absorb_quantization(graph)
+        if prequantized:
             graph.notices.append("the model is pre-quantized: its scales, zero points, bit widths and integer weights are kept")
         optimize(graph)
         _check_batch_axes(graph)
+    with step("check the target's limits"):
+        preflight(graph, target)
     with step("calibrate"):
-        calib, labels = _calibration(graph, options.calib, user_warnings)
-        stats = collect_stats(graph, calib)
+        calib = calibration(graph, options.calib, options.input_range)
+        if calib.synthetic and prequantized and options.input_range is None:  # no range may come from synthetic data
+            stats = {}
+            graph.notices.append(f"no --calib: the model's own quantization decides every range; {calib.source} "
+                                 "serve only as verification vectors")
+        else:
+            stats = collect_stats(graph, calib.feeds)
+            if calib.synthetic:
+                _warn(user_warnings, f"calibrated on {calib.source}: every range and quality figure comes from "
+                                     "synthetic data; pass --calib with real samples for accurate ranges")
+        labels = calib.labels
     bits_table, measured_search = None, None
     if bit_mode == "auto":
         from .quant.bitwidth import search_bit_widths
@@ -87,7 +102,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
 
         budget_drop, budget_sqnr = _budget(options, labels)
         with step("search bit widths") as detail:
-            search = search_bit_widths(graph, calib, labels, budget_drop, budget_sqnr, stats=stats,
+            search = search_bit_widths(graph, calib.feeds, labels, budget_drop, budget_sqnr, stats=stats,
                                        progress=lambda n: detail(f"{n} evaluations"))
         bits, bits_table = search.config, format_table(search)
         measured_search = search.to_json()
@@ -95,8 +110,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         bits = BitConfig(bit_mode, bit_mode)
     bits = apply_layer_overrides(bits, graph, {key: dict(values) for key, values in options.layers})
     with step("quantize"):
-        quantized = quantize(graph, calib, bits, stats=stats)
-        measured = quality(graph, quantized, calib, labels)
+        quantized = quantize(graph, calib.feeds, bits, stats=stats)
+        measured = {**quality(own if prequantized else graph, quantized, calib.feeds, labels), "data": calib.source}
         if measured_search is not None:
             measured["bit_search"] = measured_search
     with step("map"):
@@ -105,19 +120,17 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
 
         mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
         checked_nests(mapping)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging = _staging_folder(out)
     try:
         with step("render the HLS C++, RTL and report"):
-            _write(staging, options, target, graph, quantized, measured, calib, bits_table, mapping, bits)
+            _write(staging, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping, bits)
         verified = _verify(staging, options.verify, step)
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
+        _replace(out, staging)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, graph.notices, mapping, verified)
+    notices = graph.notices + [n for n in quantized.graph.notices if n not in graph.notices]  # and the quantizer's
+    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, notices, mapping, verified)
 
 
 def _check_batch_axes(graph: Graph) -> None:
@@ -146,37 +159,41 @@ def _budget(options: BuildOptions, labels: np.ndarray | None) -> tuple[float | N
     return (0.01, None) if labels is not None else (None, 30.0)
 
 
-def _calibration(graph: Graph, path: Path | None, user_warnings: list[str]) -> tuple[dict, np.ndarray | None]:
-    """The calibration inputs (checked) and labels; without a file, the documented fallback."""
-    if path is None:
-        message = (f"no --calib given: calibrating on {FALLBACK_SAMPLES} inputs drawn uniformly from [0, 1] "
-                   "(right for images scaled to [0, 1]); pass --calib with real samples for accurate ranges")
-        user_warnings.append(message)
-        warnings.warn(message, stacklevel=2)
-        rng = np.random.default_rng(0)
-        feeds = {n: rng.uniform(0, 1, (FALLBACK_SAMPLES, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
-                 for n in graph.inputs}
-        return feeds, None
-    arrays = read_npz(path)
-    feeds = match_inputs(graph, arrays, f"calibration data {path}")
-    for name, value in feeds.items():
-        if not np.issubdtype(value.dtype, np.floating):
-            continue
-        bad = int((~np.isfinite(value)).sum())
-        if bad:
-            raise DataError(f"calibration data {path}: array {name!r} holds {bad} NaN/Inf value(s); clean it first")
-    labels = arrays.get(LABELS_KEY)
-    if labels is not None:
-        count = next(iter(feeds.values())).shape[0]
-        if labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer):
-            raise DataError(f"calibration data {path}: 'labels' must be {count} integers, got "
-                            f"{labels.dtype} {labels.shape}")
-    return feeds, labels
+def _staging_folder(out: Path) -> Path:
+    """A new folder beside OUT that becomes OUT once the build succeeded; errors name OUT, the user's path."""
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        return Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.hlsgen-", dir=out.parent))
+    except OSError as exc:
+        raise PathError(f"cannot create the build folder {out}: {exc.strerror or exc}; choose another -o") from None
+
+
+def _replace(out: Path, staging: Path) -> None:
+    """The staging folder becomes OUT (a previous build there is replaced)."""
+    try:
+        if out.exists():
+            shutil.rmtree(out)
+        staging.rename(out)
+    except OSError as exc:
+        raise PathError(f"cannot create the build folder {out}: {exc.strerror or exc}; choose another -o") from None
+
+
+def _warn(user_warnings: list[str], message: str) -> None:
+    user_warnings.append(message)
+    warnings.warn(message, stacklevel=3)
 
 
 def _check_out_dir(out: Path) -> None:
+    """Before any work: OUT must be new or a previous build, and its nearest existing parent a folder."""
+    try:
+        out.exists()
+    except OSError as exc:  # e.g. a name longer than the file system takes
+        raise PathError(f"cannot create the build folder {out}: {exc.strerror or exc}; choose another -o") from None
     if out.exists() and not (out.is_dir() and (out / BUILD_MARKER).is_file()):
         raise PathError(f"{out} exists and is not an hlsgen build folder; choose another -o or remove it")
+    parent = next(p for p in out.absolute().parents if p.exists())
+    if not parent.is_dir():
+        raise PathError(f"cannot create the build folder {out}: {parent} is a file, not a folder; choose another -o")
 
 
 def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,

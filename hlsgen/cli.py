@@ -70,6 +70,7 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
         from .build import load_build
 
         quantized = load_build(Path(model_path))
+        _warn_out_of_range(quantized.range_warnings(arrays))
         if raw:
             int_out = quantized.run_int(quantized.quantize_inputs(arrays))
             results = dict(zip(quantized.float_graph.outputs, int_out.values()))
@@ -96,6 +97,9 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               help="Build folder [default: <model>_<target>].")
 @click.option("--calib", default=None, metavar="CALIB.npz",
               help="npz of calibration inputs (the `hlsgen run` convention), optionally with `labels`.")
+@click.option("--input-range", default=None, metavar="LO,HI",
+              help="Without --calib: the float input range to draw synthetic calibration samples from (e.g. 0,1 or "
+                   "0,255); ranges and quality then come from synthetic data.")
 @click.option("--bits", default="8", show_default=True, metavar="2..8|auto", help="Uniform width 2..8 (e.g. 8, 6, 4) or 'auto'.")
 @click.option("--max-accuracy-drop", type=click.FloatRange(0, 1), default=None,
               help="--bits auto budget: largest top-1 accuracy drop on the labelled calibration set (0.01 = 1 point).")
@@ -109,8 +113,8 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
-def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr, verify, dump_ir, config_path,
-          quiet, as_json) -> None:
+def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
+          config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -120,6 +124,7 @@ def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr
     """
     from .build import BuildOptions
     from .build import build as run_build
+    from .calibration import parse_input_range
     from .config import load_config
 
     config = load_config(config_path) if config_path else {}
@@ -134,10 +139,12 @@ def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr
     if bad:
         raise click.UsageError(f"--verify takes csim and/or rtl, not {', '.join(bad)}")
     out_path, calib_path = option("out", "output", out), option("calib", "calib", calib)
+    range_text = option("input_range", "input_range", input_range)
     options = BuildOptions(
         Path(model_path), str(option("target", "target", target)), Path(out_path) if out_path else None,
         Path(calib_path) if calib_path else None, str(option("bits", "bits", bits)),
         option("max_accuracy_drop", "max_accuracy_drop", max_accuracy_drop), option("min_sqnr", "min_sqnr", min_sqnr),
+        input_range=parse_input_range(str(range_text)) if range_text else None,
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
@@ -158,8 +165,8 @@ def build(ctx, model_path, target, out, calib, bits, max_accuracy_drop, min_sqnr
         quality = result.quality
         line = ", ".join(f"SQNR {k} {v:.1f} dB" for k, v in quality["sqnr_db"].items())
         if "int_accuracy" in quality:
-            line += (f", top-1 float {quality['float_accuracy']:.2%} -> int {quality['int_accuracy']:.2%}"
-                     f" on {quality['samples']} calibration samples")
+            line += f", top-1 float {quality['float_accuracy']:.2%} -> int {quality['int_accuracy']:.2%}"
+        line += f" (measured on {quality['data']})"
         out_console.print(f"built {result.out} for {result.target.name}: {line}")
         if result.mapping is not None:
             m = result.mapping
@@ -221,6 +228,7 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
     (exit 5 names the first differing layer, image and element)."""
     from .hls.verify import csim_build
 
+    _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "csim"):
         result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable,
                             step=console_steps(_progress_console(quiet, as_json)))
@@ -247,6 +255,7 @@ def sim(out: str, inputs_path: str | None, images: int | None, quiet: bool, as_j
     BUILD/report.json."""
     from .rtl.sim import sim_build_dir, simulate
 
+    _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
         result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),
                           step=console_steps(_progress_console(quiet, as_json)))
@@ -261,6 +270,20 @@ def sim(out: str, inputs_path: str | None, images: int | None, quiet: bool, as_j
         out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per inference (performance model "
                           f"{result.model_cycles:,}, {gap:+.1%}); Verilator build {result.build_seconds:.1f} s, "
                           f"simulation {result.run_seconds:.1f} s; per layer in {Path(out) / 'report.json'}")
+
+
+def _warn_out_of_range(lines: list[str]) -> None:
+    for line in lines:
+        err.print(f"[yellow]warning:[/] {line}")
+
+
+def _warn_inputs_of(out: str, inputs_path: str | None, silent: bool) -> None:
+    """csim/sim with the user's inputs: say which exceed the range the build was calibrated on."""
+    if inputs_path is None or silent:
+        return
+    from .build import load_build
+
+    _warn_out_of_range(load_build(Path(out)).range_warnings(read_npz(inputs_path)))
 
 
 def _progress_console(quiet: bool, as_json: bool) -> Console:

@@ -24,7 +24,8 @@ from .paths import require_file
 from .ir import Graph
 from .quant import BitConfig
 
-OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers"}
+OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
+               "input_range"}
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
 
@@ -85,7 +86,9 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         layers[node.name] = entry
     config = {
         "model": str(options.model), "target": options.target,
-        "calib": None if options.calib is None else str(options.calib), "bits": options.bits,
+        "calib": None if options.calib is None else str(options.calib),
+        "input_range": None if options.input_range is None else "{:g},{:g}".format(*options.input_range),
+        "bits": options.bits,
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
         "verify": list(options.verify), "dump_ir": options.dump_ir, "layers": layers,
     }

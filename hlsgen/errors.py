@@ -91,7 +91,8 @@ class UnsupportedOp:
         self.node, self.op_type, self.opset, self.why = node, op_type, opset, why
 
     def __str__(self) -> str:
-        return f"{self.node!r} ({self.op_type}, opset {self.opset}): {self.why}"
+        opset = f", opset {self.opset}" if self.opset else ""
+        return f"{self.node!r} ({self.op_type}{opset}): {self.why}"
 
 
 class UnsupportedOpsError(UnsupportedModelError):

@@ -64,9 +64,12 @@ def match_inputs(graph: Graph, arrays: dict[str, np.ndarray], source: str = "inp
     for name in graph.inputs:
         array = np.asarray(data[name])
         info = graph.tensors[name]
+        declared = graph.input_shapes.get(name)
+        if declared is not None and tuple(array.shape[1:]) == tuple(declared[1:]):  # the model file's shape
+            array = array.reshape((array.shape[0], *info.shape[1:]))
         if array.ndim != len(info.shape) or tuple(array.shape[1:]) != info.shape[1:]:
             raise DataError(
-                f"{source}: array {name!r} has shape {array.shape}, expected (N, {', '.join(map(str, info.shape[1:]))})"
+                f"{source}: array {name!r} has shape {array.shape}, expected (N, {', '.join(map(str, (declared or info.shape)[1:]))})"
             )
         if array.shape[0] == 0:
             raise DataError(f"{source}: array {name!r} holds no samples")

@@ -138,8 +138,8 @@ def _verification(report: dict | None) -> list[dict]:
 
 
 def _quality(measured: dict) -> list[tuple[str, str]]:
-    """Measured on the calibration set (the build's only data with labels)."""
-    rows = [("calibration samples", str(measured.get("samples", "-")))]
+    """Measured on the build's calibration samples; the first row names them (real or synthetic)."""
+    rows = [("measured on", measured.get("data", f"{measured.get('samples', '-')} calibration samples"))]
     for output, value in measured.get("sqnr_db", {}).items():
         rows.append((f"SQNR of {output}, integer vs float", f"{value:.1f} dB"))
     for key, label in (("float_accuracy", "top-1 accuracy, float"), ("int_accuracy", "top-1 accuracy, integer"),
@@ -155,6 +155,8 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
     if "int_accuracy" in quality:
         parts.append(f"top-1 float {quality['float_accuracy']:.2%} -> integer {quality['int_accuracy']:.2%}")
     parts += [f"SQNR {k} {v:.1f} dB" for k, v in quality.get("sqnr_db", {}).items()]
+    if "data" in quality:
+        parts[-1] += f" (on {quality['data']})"
     if report and "total" in report:
         total = report["total"]
         if "cycles_rtl" in total:

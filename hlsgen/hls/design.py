@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
+from ..errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ..hw import Target
 from ..ir import Graph
 from ..quant.params import TensorQuant
@@ -80,13 +80,15 @@ def build_design(graph: Graph, target: Target, top: str, mapping=None,
             alias[node.outputs[0]] = node.inputs[0]
             continue
         builder = FAMILIES.get(layer.kind)
-        if builder is None:
-            problems.append(UnsupportedOp(node.name, node.op, 0, f"no HLS kernel for {layer.kind} layers"))
-            continue
         try:
+            if builder is None:
+                raise UnsupportedModelError(f"no HLS kernel for {layer.kind} layers")
             kernels.append(builder(node, layer, nests[layer.name], ctx))
-        except UnsupportedModelError as exc:
-            problems.append(UnsupportedOp(node.name, node.op, 0, str(exc)))
+        except MappingError as exc:  # a width or size of this target
+            raise MappingError(f"{graph.describe(node.name)}: {exc}") from None
+        except UnsupportedModelError as exc:  # a form of the op the kernels do not implement
+            onnx_name, op_type, opset = graph.origin(node.name) or (node.name, "a layer hlsgen made", 0)
+            problems.append(UnsupportedOp(onnx_name, op_type, opset, f"the HLS kernels cannot implement it: {exc}"))
     if problems:
         raise UnsupportedOpsError(problems)
     design = Design(top, [_typedef(graph, t, types[t]) for t in tensors], ports, [])

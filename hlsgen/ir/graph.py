@@ -49,6 +49,20 @@ class Graph:
     notices: list[str] = field(default_factory=list)
     # Quantization of tensors by name: a TensorQuant per activation, a WeightQuant per quantized constant.
     quant: dict[str, Any] = field(default_factory=dict)
+    # Graph input -> the shape the model's file declares, where a pass gave the input another shape of the
+    # same element order (the npz convention accepts arrays of either shape).
+    input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Node name -> the ONNX node it was imported from, as the file spells it: (node name, op type, opset).
+    origins: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+
+    def origin(self, node: str) -> tuple[str, str, int] | None:
+        """The ONNX node (name, op type, opset) that `node` came from; None for a node a pass made."""
+        return self.origins.get(node)
+
+    def describe(self, node: str) -> str:
+        """A node as the user's ONNX file names it, for messages: "layer 'conv1' (Conv)"."""
+        origin = self.origins.get(node)
+        return f"layer {origin[0]!r} ({origin[1]})" if origin else f"layer {node!r}"
 
     # ---- queries -------------------------------------------------------------------------
     def producer(self, tensor: str) -> Node | None:

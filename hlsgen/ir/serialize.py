@@ -86,6 +86,7 @@ def save_graph(graph: Graph, folder: Path) -> None:
                    "attrs": _to_json(n.attrs)} for n in graph.nodes.values()],
         "quant": {k: _to_json(v) for k, v in graph.quant.items() if dataclasses.is_dataclass(v)},
         "notices": graph.notices,
+        "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
     }
     (folder / "graph.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     write_npz(folder / "constants.npz", {f"c{i}": graph.constants[k] for i, k in enumerate(graph.constants)})
@@ -105,6 +106,7 @@ def load_graph(folder: Path) -> Graph:
         tensors={k: TensorInfo(k, tuple(v["shape"]), v["dtype"]) for k, v in doc["tensors"].items()},
         constants=constants,
         notices=doc["notices"],
+        input_shapes={k: tuple(v) for k, v in doc.get("input_shapes", {}).items()},
     )
     for n in doc["nodes"]:
         graph.add_node(Node(n["name"], n["op"], tuple(n["inputs"]), tuple(n["outputs"]),

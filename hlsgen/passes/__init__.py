@@ -12,7 +12,7 @@ from .dense import fuse_dense
 from .dynamic_quant import fold_dynamic_quantization
 from .global_pool import globalize_pools
 from .identities import remove_identities
-from .layout import cancel_transposes_reshapes
+from .layout import cancel_transposes_reshapes, fold_transpose_into_dense, reshape_graph_inputs
 from .maxpool_order import move_maxpool_before_activation
 from .pad import fold_pad
 from .pipeline import Pass, PassLog, graph_pass, run_pipeline
@@ -26,11 +26,13 @@ OPTIMIZE: list[Pass] = [
     fold_constants,
     remove_identities,
     cancel_transposes_reshapes,
+    reshape_graph_inputs,
     eliminate_common_subexpressions,
     eliminate_dead_nodes,
     globalize_pools,
     # fuse into Conv / Dense: weights and bias first, then what comes after them
     fuse_dense,
+    fold_transpose_into_dense,
     fuse_bias,
     fold_batchnorm,
     fold_pad,
@@ -56,6 +58,7 @@ __all__ = [
     "fold_constants",
     "fold_dynamic_quantization",
     "fold_pad",
+    "fold_transpose_into_dense",
     "fuse_activation",
     "fuse_bias",
     "fuse_dense",
@@ -64,4 +67,5 @@ __all__ = [
     "move_maxpool_before_activation",
     "optimize",
     "remove_identities",
+    "reshape_graph_inputs",
 ]

@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from ..ir import Graph, Node
+from ..ops.shape import ReshapeAttrs
 from .pipeline import graph_pass
-from .rewrite import bypass, is_graph_output, remove_if_unused
+from .rewrite import bypass, is_graph_output, remove_if_unused, sole_consumer
 
 
 @graph_pass
@@ -18,9 +21,87 @@ def cancel_transposes_reshapes(graph: Graph) -> bool:
         if node is None:
             continue
         if node.op == "Transpose":
-            changed |= _compose_transposes(graph, node)
+            changed |= _compose_transposes(graph, node) or _unit_axes_transpose_as_reshape(graph, node)
         elif node.op == "Reshape":
             changed |= _compose_reshapes(graph, node) or _drop_flatten_before_dense(graph, node)
+    return changed
+
+
+@graph_pass
+def fold_transpose_into_dense(graph: Graph) -> bool:
+    """Fold a Transpose before a flattening Reshape into the rows of the Dense layers reading it.
+
+    A channels-last export flattens its map in NHWC order; permuting the Dense's weight rows lets the Dense
+    read the NCHW map as it is (the batch axis must stay first).
+    """
+    changed = False
+    for node in list(graph.nodes.values()):
+        if node.op == "Reshape" and node.name in graph.nodes:
+            changed |= _fold_into_dense(graph, node)
+    return changed
+
+
+def _fold_into_dense(graph: Graph, reshape: Node) -> bool:
+    transpose = graph.producer(reshape.inputs[0])
+    flat = reshape.outputs[0]
+    if transpose is None or transpose.op != "Transpose" or transpose.attrs.perm[0] != 0:
+        return False
+    if sole_consumer(graph, transpose.outputs[0]) is None or is_graph_output(graph, flat):
+        return False
+    source = transpose.inputs[0]
+    size = graph.tensors[source].size // graph.shape(source)[0]
+    readers = graph.consumers(flat)
+    if graph.shape(flat) != (graph.shape(source)[0], size) or not readers or any(
+            r.op != "Dense" or r.inputs[0] != flat or r.inputs[1] not in graph.constants for r in readers):
+        return False
+    # Row j of the flattened transposed map is element rows[j] of the flattened source map.
+    positions = np.arange(size).reshape(graph.shape(source)[1:])
+    rows = np.transpose(positions, [a - 1 for a in transpose.attrs.perm[1:]]).ravel()
+    for reader in readers:
+        weight = graph.constants[reader.inputs[1]]
+        permuted = np.empty_like(weight)
+        permuted[rows] = weight
+        name = graph.add_constant(graph.fresh_name(f"{reader.name}_weight"), permuted)
+        kept = graph.quant.get(reader.inputs[1])
+        if isinstance(kept, tuple):  # a pre-quantized weight keeps its integers, rows permuted alike
+            ints = np.empty_like(kept[0])
+            ints[rows] = kept[0]
+            graph.quant[name] = (ints, kept[1])
+        graph.replace_node(reader.name, reader.with_(inputs=(flat, name) + reader.inputs[2:]))
+    graph.replace_node(reshape.name, reshape.with_(inputs=(source,)))
+    remove_if_unused(graph, transpose)
+    return True
+
+
+def _unit_axes_transpose_as_reshape(graph: Graph, node: Node) -> bool:
+    """A Transpose that only moves axes of size 1 keeps the element order: it is a Reshape (e.g. NHWC -> NCHW
+    of a one-channel image)."""
+    shape = graph.shape(node.inputs[0])
+    moved = [axis for axis in node.attrs.perm if shape[axis] != 1]
+    if moved != sorted(moved):
+        return False
+    reshape = Node(node.name, "Reshape", node.inputs[:1], node.outputs, ReshapeAttrs(graph.shape(node.outputs[0])))
+    graph.replace_node(node.name, reshape)
+    return True
+
+
+@graph_pass
+def reshape_graph_inputs(graph: Graph) -> bool:
+    """Give a graph input that only a Reshape reads the reshaped shape.
+
+    The npz convention accepts arrays of the model's own input shape too (`Graph.input_shapes`), so the
+    user's data stays as it was.
+    """
+    changed = False
+    for name in list(graph.inputs):
+        reader = sole_consumer(graph, name)
+        if reader is None or reader.op != "Reshape" or is_graph_output(graph, reader.outputs[0]):
+            continue
+        graph.input_shapes.setdefault(name, graph.shape(name))
+        graph.tensors[name] = replace(graph.tensors[name], shape=graph.shape(reader.outputs[0]))
+        graph.remove_node(reader.name)
+        graph.rename_tensor(reader.outputs[0], name)
+        changed = True
     return changed
 
 

@@ -1,6 +1,7 @@
 """Calibration: run the float graph on sample inputs, keep per-tensor statistics, choose clipping ranges."""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,23 +30,40 @@ class RangeChoice:
 
 
 def collect_stats(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, TensorStats]:
-    """Run every sample (batched as the graph's input shape says) and keep each tensor's range and values."""
+    """Run every sample (batched as the graph's input shape says) and keep each tensor's range and a sample
+    of its non-zero values (zeros quantize exactly on every grid hlsgen chooses).
+
+    Memory stays bounded whatever the number of samples: one batch's activations at a time, plus at most
+    SAMPLE_CAP (+ one per batch) values per tensor. The sample is a quantile sketch, so it depends only on
+    the values, not on their order or on exact zeros elsewhere in the tensor (a pruned channel changes
+    nothing).
+    """
     batch = graph.tensors[graph.inputs[0]].shape[0]
     total = next(iter(feeds.values())).shape[0]
-    parts: dict[str, list[np.ndarray]] = {}
-    for start in range(0, total, batch):
-        chunk = {k: v[start : start + batch] for k, v in feeds.items()}
-        values = run_graph(graph, chunk, keep_all=True)
+    starts = range(0, total, batch)
+    per_batch = -(-SAMPLE_CAP // len(starts))
+    ranges: dict[str, tuple[float, float]] = {}
+    kept: dict[str, list[np.ndarray]] = {}
+    for start in starts:
+        values = run_graph(graph, {k: v[start : start + batch] for k, v in feeds.items()}, keep_all=True)
         for name, value in values.items():
-            if name not in graph.constants:
-                parts.setdefault(name, []).append(np.asarray(value, np.float32).ravel())
-    stats = {}
-    rng = np.random.default_rng(0)  # a strided subsample would alias with the tensor layout
-    for name, chunks in parts.items():
-        values = np.concatenate(chunks)
-        sample = values if values.size <= SAMPLE_CAP else rng.choice(values, SAMPLE_CAP, replace=False)
-        stats[name] = TensorStats(float(values.min()), float(values.max()), sample)
-    return stats
+            if name in graph.constants:
+                continue
+            flat = np.asarray(value, np.float32).ravel()
+            lo, hi = ranges.get(name, (math.inf, -math.inf))
+            ranges[name] = (min(lo, float(flat.min())), max(hi, float(flat.max())))
+            kept.setdefault(name, []).append(_quantiles(flat[flat != 0], per_batch))
+        del values
+    return {name: TensorStats(*ranges[name], _quantiles(np.concatenate(chunks), SAMPLE_CAP))
+            for name, chunks in kept.items()}
+
+
+def _quantiles(values: np.ndarray, count: int) -> np.ndarray:
+    """At most `count` evenly spaced order statistics of `values` (all of them, sorted, when fewer)."""
+    ordered = np.sort(values)
+    if ordered.size <= count:
+        return ordered
+    return ordered[np.linspace(0, ordered.size - 1, count).round().astype(np.int64)]
 
 
 def fake_quant_error(sample: np.ndarray, quant: TensorQuant) -> float:
@@ -62,6 +80,8 @@ def choose_range(stats: TensorStats, bits: int) -> RangeChoice:
     signed = stats.lo < 0
     magnitude = np.abs(stats.sample)
     full = max(abs(stats.lo), abs(stats.hi), 1e-8)
+    if not magnitude.size:  # zero on every sample: any grid is exact
+        return RangeChoice(TensorQuant.symmetric(full, bits, signed), "minmax", 0.0)
     candidates = [("minmax", full)]
     candidates += [(f"percentile {p:g}", float(np.percentile(magnitude, p))) for p in PERCENTILES]
     candidates += [("mse", full * f) for f in np.linspace(0.3, 1.0, MSE_GRID, endpoint=False)]

@@ -7,6 +7,7 @@ from typing import Callable
 
 import numpy as np
 
+from ..errors import MappingError
 from ..ir import Graph
 from ..npz_io import top1_accuracy
 from ..reference import run_graph
@@ -89,7 +90,7 @@ class Evaluator:
         """The quality of `bits` on "all" samples or on the "subset"; None when it cannot be lowered."""
         try:
             model = self.model(bits)
-        except ValueError:  # e.g. a requantization scale out of range at a very narrow width
+        except (ValueError, MappingError):  # e.g. a requantization scale out of range at a very narrow width
             return None
         self.count += 1
         if self.progress is not None:

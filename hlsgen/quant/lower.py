@@ -10,17 +10,20 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import UnsupportedOp, UnsupportedOpsError
+from ..errors import DataError, MappingError, UnsupportedOp, UnsupportedOpsError
 from ..ir import Graph, Node, TensorInfo
 from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
-from .arith import MULTIPLIER_BITS, quantize_multiplier, quantize_to_grid, signed_bits_for
+from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_multiplier, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
+from .channels import bound_channel_scales, channel_reach, clamp_bias
 from .int_ops import QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QRequantAttrs, Requant
 from .params import TensorQuant, WeightQuant, quantize_weights
+from .thresholds import fit_thresholds
 
 MAX_LUT_BITS = 12
+DEGENERATE = 1e-30  # a calibrated magnitude below this is no range at all
 
 
 @dataclass(frozen=True)
@@ -68,7 +71,8 @@ def lower(float_graph: Graph, stats: dict[str, TensorStats], bits: BitConfig) ->
 class _Lowering:
     def __init__(self, src: Graph, stats: dict[str, TensorStats], bits: BitConfig):
         self.src, self.stats, self.bits = src, stats, bits
-        self.dst = Graph(name=src.name, inputs=list(src.inputs), outputs=list(src.outputs), notices=list(src.notices))
+        self.dst = Graph(name=src.name, inputs=list(src.inputs), outputs=list(src.outputs), notices=list(src.notices),
+                         origins=dict(src.origins))
         self.layers: list[LayerQuant] = []
         self.ranges: dict[str, RangeChoice] = {}
         self.host_softmax: dict[str, tuple[int, ...]] = {}
@@ -76,25 +80,25 @@ class _Lowering:
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> Lowered:
-        problems = []
+        problems: list[tuple[str, _NotLowerable]] = []
         for name in self.src.inputs:
-            self._declare(name, self.act_quant(name))
-        for node in self.src.topological():
-            if node.name in self.absorbed:
-                continue
-            handler = getattr(self, f"_lower_{node.op}", None)
-            if handler is None:
-                problems.append(UnsupportedOp(node.name, node.op, 0, "no integer implementation"))
-                continue
             try:
+                self._declare(name, self.act_quant(name))
+            except _NotLowerable as exc:
+                problems.append((name, exc))
+        for node in [] if problems else self.src.topological():  # every layer reads an input's quantization
+            if node.name in self.absorbed or any(t and t not in self.dst.quant and t not in self.src.constants
+                                                 for t in node.inputs):
+                continue  # absorbed by its producer, or reads what an unlowerable node computes
+            handler = getattr(self, f"_lower_{node.op}", None)
+            try:
+                if handler is None:
+                    raise _NotLowerable("hlsgen has no integer implementation of it")
                 handler(node)
             except _NotLowerable as exc:
-                problems.append(UnsupportedOp(node.name, node.op, 0, str(exc)))
+                problems.append((node.name, exc))
         if problems:
-            listing = "; ".join(f"{p.node!r} ({p.op_type}): {p.why}" for p in problems)
-            error = UnsupportedOpsError(problems)
-            error.args = (f"{len(problems)} node(s) cannot be quantized: {listing}",)
-            raise error
+            raise _user_error(self.src, problems)
         self.dst.prune_tensors()
         return Lowered(self.dst, self.layers, self.ranges, self.host_softmax)
 
@@ -104,10 +108,25 @@ class _Lowering:
         if isinstance(self.src.quant.get(tensor), TensorQuant):
             return self.src.quant[tensor]
         if tensor not in self.stats:
-            raise _NotLowerable(f"no calibration statistics for tensor {tensor!r}")
-        choice = choose_range(self.stats[tensor], self.bits.activations(tensor))
+            raise _NoRange(f"tensor {tensor!r} has no range: the model does not quantize it and no calibration "
+                           "data covers it (pass --calib with real samples)")
+        stats, bits = self.stats[tensor], self.bits.activations(tensor)
+        if max(abs(stats.lo), abs(stats.hi)) < DEGENERATE:
+            return self._zero_tensor(tensor, bits)
+        choice = choose_range(stats, bits)
         self.ranges[tensor] = choice
         return choice.quant
+
+    def _zero_tensor(self, tensor: str, bits: int) -> TensorQuant:
+        """A tensor that is 0 on every calibration sample has no range of its own: an input is an error (the
+        calibration data says nothing), a computed one takes the scale of what it is computed from."""
+        producer = self.src.producer(tensor)
+        if producer is None or producer.inputs[0] not in self.dst.quant:
+            raise _NoRange(f"every calibration value of {tensor!r} is 0: calibrate on real samples (--calib)")
+        source = self._q(producer.inputs[0])
+        self.dst.notices.append(f"tensor {tensor!r} is 0 on every calibration sample; it takes the scale of "
+                                f"{producer.inputs[0]!r}")
+        return TensorQuant.symmetric(source.scale * (source.qmax - source.zero_point), bits, source.signed)
 
     def _declare(self, tensor: str, quant: TensorQuant) -> None:
         self.dst.tensors[tensor] = TensorInfo(tensor, self.src.shape(tensor), "int64")
@@ -150,7 +169,7 @@ class _Lowering:
         return self.src.constants[node.inputs[2]]
 
     def _requant(self, acc_scales: np.ndarray, out: TensorQuant, activation: Activation | None) -> Requant:
-        pairs = [quantize_multiplier(float(s) / out.scale) for s in acc_scales]
+        pairs = [_multiplier(float(s) / out.scale) for s in acc_scales]
         multiplier = tuple(m for m, _ in pairs)
         shift = tuple(s for _, s in pairs)
         lo, hi = out.qmin, out.qmax
@@ -169,23 +188,44 @@ class _Lowering:
     def _matmul_layer(self, node: Node, op: str, w_axis: int, weights, bias, attrs_for) -> None:
         x, out = node.inputs[0], node.outputs[0]
         qx = self._q(x)
-        w_int, wq = weights
+        qy = self._accumulator_output(out, qx, *weights, w_axis, bias) or self.act_quant(out)
+        w_int, wq = bound_channel_scales(*weights, w_axis, qx, qy)
         acc_scales = qx.scale * np.asarray(wq.scales)
         inputs = [x, self._constant(f"{node.name}_w", w_int)]
-        bias_bound = np.zeros(len(acc_scales))
-        if bias is not None:
-            b_int = np.rint(bias / acc_scales).astype(np.int64)
-            inputs.append(self._constant(f"{node.name}_b", b_int))
-            bias_bound = np.abs(b_int)
-        qy = self.act_quant(out)
         requant = self._requant(acc_scales, qy, node.attrs.activation)
         # Bound |acc| per output channel over every input in range: sum |w| * max |x - zx| + |b|.
-        x_extent = max(abs(qx.qmin - qx.zero_point), abs(qx.qmax - qx.zero_point))
-        w_abs = np.abs(np.moveaxis(w_int, w_axis, 0)).reshape(len(acc_scales), -1).sum(axis=1)
-        acc_bits = signed_bits_for(int((w_abs * x_extent + bias_bound).max()))
+        reach = channel_reach(w_int, w_axis, qx)
+        bias_bound = np.zeros(len(acc_scales), np.int64)
+        if bias is not None:
+            b_int = clamp_bias(np.rint(np.asarray(bias, np.float64) / acc_scales), reach, requant, qy)
+            if isinstance(self.src.quant.get(out), TensorQuant):  # the model's own rounding, exactly
+                b_int, requant = fit_thresholds(np.asarray(bias, np.float64) / acc_scales, b_int,
+                                                acc_scales / qy.scale, reach, requant)
+            inputs.append(self._constant(f"{node.name}_b", b_int))
+            bias_bound = np.abs(b_int)
+        acc_bits = signed_bits_for(int((reach + bias_bound).max()))
         self._emit(Node(node.name, op, tuple(inputs), (out,), attrs_for(qx, acc_bits, requant)), qy)
         self.layers.append(LayerQuant(node.name, op, wq.bits, wq.scales, requant.multiplier, requant.shift,
                                       acc_bits, int(w_int.size)))
+
+    def _accumulator_output(self, out: str, qx: TensorQuant, w_int: np.ndarray, wq: WeightQuant, w_axis: int,
+                            bias) -> TensorQuant | None:
+        """A graph output that neither the model quantizes nor calibration data covers (a pre-quantized
+        model's logits) keeps its accumulator's precision rather than a guessed range: the finest channel's
+        accumulator step (channels with coarser weight scales are rescaled onto it), signed and wide enough
+        that no input in range saturates it (at most 32 bits; a wider one gets a coarser step)."""
+        if out not in self.src.outputs or out in self.stats or isinstance(self.src.quant.get(out), TensorQuant):
+            return None
+        acc_scales = qx.scale * np.asarray(wq.scales, np.float64)
+        reach = channel_reach(w_int, w_axis, qx).astype(np.float64)
+        if bias is not None:
+            reach += np.abs(np.rint(np.asarray(bias, np.float64) / acc_scales))
+        scale = float(acc_scales.min())
+        # the 16-bit multiplier may overshoot its ratio by 2^-16 and the rounding by half a step
+        top = math.ceil(float((reach * acc_scales).max()) / scale * (1 + 2.0**-15)) + 1
+        if top >= 1 << 31:
+            scale, top = scale * top / ((1 << 31) - 1), (1 << 31) - 1
+        return TensorQuant(scale, 0, signed_bits_for(top), True)
 
     # ---- per op ----------------------------------------------------------------------------
     def _lower_Conv(self, node: Node) -> None:
@@ -226,6 +266,9 @@ class _Lowering:
         qa, qb, qy = self._q(a), self._q(b), self.act_quant(out)
         ra, rb = qa.scale / qy.scale, qb.scale / qy.scale
         shift = MULTIPLIER_BITS - math.frexp(max(ra, rb))[1]
+        if not 0 <= shift <= MAX_SHIFT:
+            raise _TooWide(f"its inputs' scales are {max(ra, rb):.3g} times its output's, beyond what a "
+                           f"{MULTIPLIER_BITS}-bit multiplier and a shift of at most {MAX_SHIFT} hold")
         attrs = QAddAttrs(qa.zero_point, qb.zero_point, round(ra * (1 << shift)), round(rb * (1 << shift)),
                           shift, qy.zero_point, _grid(lo_real, qy), _grid(hi_real, qy))
         self._emit(Node(node.name, "QAdd", (a, b), (out,), attrs), qy)
@@ -253,7 +296,7 @@ class _Lowering:
 
         qx = self._q(node.inputs[0])
         if qx.bits > MAX_LUT_BITS:
-            raise _NotLowerable(f"a {qx.bits}-bit input is too wide to tabulate (at most {MAX_LUT_BITS})")
+            raise _TooWide(f"a {qx.bits}-bit input is too wide to tabulate (at most {MAX_LUT_BITS})")
         qy = self.act_quant(node.outputs[0])
         levels = np.arange(qx.qmin, qx.qmax + 1)
         real = ((levels - qx.zero_point) * qx.scale).astype(np.float32)
@@ -295,9 +338,38 @@ class _Lowering:
         """An average gets its own output range (it is narrower than its input's): per divisor count,
         one multiplier and shift for scale_x / (count * scale_y)."""
         qy = self.act_quant(node.outputs[0])
-        divisors = tuple((c, *quantize_multiplier(qx.scale / (c * qy.scale))) for c in counts)
+        divisors = tuple((c, *_multiplier(qx.scale / (c * qy.scale))) for c in counts)
         attrs = QAveragePoolAttrs(pool, qx.zero_point, divisors, qy.zero_point, qy.qmin, qy.qmax)
         self._emit(Node(node.name, "QAveragePool", node.inputs, node.outputs, attrs), qy)
+
+    def _lower_Trunc(self, node: Node) -> None:
+        """QONNX's Trunc on the integers of its own input grid: a right shift by in_bits - out_bits (version
+        1) or log2(out_scale / scale) (version 2), as a QRequant whose input zero point turns rshift_round's
+        half-up rounding into FLOOR (+2^(k-1)) or CEIL (1 - 2^(k-1)), exactly; ROUND rounds ties up, not to
+        even (as every hlsgen requantization does)."""
+        a, x = node.attrs, node.inputs[0]
+        qx = self._q(x)
+        scale, zero, in_bits = (float(np.ravel(self.src.constants[t])[0]) for t in node.inputs[1:4])
+        if not math.isclose(qx.scale, scale, rel_tol=1e-6) or qx.zero_point != 0 or zero != 0:
+            raise _NotLowerable(f"it reads {x!r} on another grid than its own (scale {scale:g}, zero point "
+                                f"{zero:g}); hlsgen lowers a Trunc whose input is on its grid with zero point 0")
+        if qx.bits > in_bits:
+            raise _NotLowerable(f"its input {x!r} holds {qx.bits}-bit values, more than its in_bitwidth {in_bits:g}")
+        if a.rescaled:
+            out_scale = float(np.ravel(self.src.constants[node.inputs[4]])[0])
+            shift, signed, narrow = round(math.log2(out_scale / scale)), a.signed, a.narrow
+        else:
+            out_scale, shift, signed, narrow = scale, int(in_bits) - a.out_bits, qx.signed, False
+        if shift < 0 or a.out_bits < 2:
+            raise _NotLowerable(f"a Trunc to {a.out_bits} bits by a shift of {shift} is not a right shift hlsgen lowers")
+        if a.rounding_mode == "ROUND_TO_ZERO" and qx.signed:
+            raise _NotLowerable("ROUND_TO_ZERO of signed values has no integer form here (FLOOR, CEIL and ROUND do)")
+        half = (1 << shift) >> 1
+        # rshift_round(v - o, k) = floor((v - o + half) / 2^k): o = half floors, o = 1 - half ceils (k > 0)
+        offset = {"ROUND": 0, "FLOOR": half, "ROUND_TO_ZERO": half, "CEIL": 1 - half if shift else 0}[a.rounding_mode]
+        qy = TensorQuant(out_scale, 0, a.out_bits, signed, narrow)
+        attrs = QRequantAttrs(offset, 1, shift, 0, qy.qmin, qy.qmax)
+        self._emit(Node(node.name, "QRequant", (x,), node.outputs, attrs), qy)
 
     def _lower_Concat(self, node: Node) -> None:
         qy = self.act_quant(node.outputs[0])
@@ -307,7 +379,7 @@ class _Lowering:
             if qt == qy:
                 inputs.append(t)
                 continue
-            m, s = quantize_multiplier(qt.scale / qy.scale)
+            m, s = _multiplier(qt.scale / qy.scale)
             aligned = self.dst.fresh_name(f"{t}_aligned")
             attrs = QRequantAttrs(qt.zero_point, m, s, qy.zero_point, qy.qmin, qy.qmax)
             self.dst.add_node(Node(self.dst.fresh_name(f"{node.name}_align"), "QRequant", (t,), (aligned,), attrs))
@@ -336,7 +408,48 @@ def narrowest_int(values: np.ndarray) -> np.ndarray:
 
 
 class _NotLowerable(Exception):
-    pass
+    """A node the integer model cannot take: a form of an ONNX op hlsgen does not implement."""
+
+
+class _TooWide(_NotLowerable):
+    """A width the hardware cannot hold."""
+
+
+class _NoRange(_NotLowerable):
+    """A tensor with no quantization range: neither the model nor the calibration data gives one."""
+
+
+def _user_error(graph: Graph, problems: list[tuple[str, _NotLowerable]]) -> Exception:
+    """One error for every problem, in the category of the first kind found: data, width, then ONNX op."""
+    for kind, error in ((_NoRange, DataError), (_TooWide, MappingError)):
+        found = [(name, exc) for name, exc in problems if isinstance(exc, kind)]
+        if found:
+            return error("; ".join(f"{_described(graph, name)}: {exc}" for name, exc in found))
+    unsupported = []
+    for name, exc in problems:
+        onnx_name, op_type, opset = graph.origin(name) or (name, "a node hlsgen made", graph_opset(graph))
+        unsupported.append(UnsupportedOp(onnx_name, op_type, opset, str(exc)))
+    error = UnsupportedOpsError(unsupported)
+    error.args = (f"{len(unsupported)} node(s) cannot be quantized: " + "; ".join(map(str, unsupported)),)
+    return error
+
+
+def _described(graph: Graph, name: str) -> str:
+    return f"input {name!r}" if name in graph.inputs else graph.describe(name)
+
+
+def graph_opset(graph: Graph) -> int:
+    """The model's opset, as its imported nodes recorded it (0 for a graph built without an ONNX file)."""
+    return next((opset for _, _, opset in graph.origins.values()), 0)
+
+
+def _multiplier(real: float) -> tuple[int, int]:
+    """quantize_multiplier, with a ratio the requantizer cannot hold reported as a width problem."""
+    try:
+        return quantize_multiplier(real)
+    except ValueError:
+        raise _TooWide(f"a requantization scale of {real:.3g} needs a multiplier wider than {MULTIPLIER_BITS} bits "
+                       "(is a tensor's range degenerate?)") from None
 
 
 def _grid(value: float, quant: TensorQuant) -> int:

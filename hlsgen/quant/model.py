@@ -33,6 +33,20 @@ class QuantizedModel:
             out[name] = quantize_to_grid(value, q.scale, q.zero_point, q.bits, q.signed)
         return out
 
+    def range_warnings(self, arrays: dict[str, np.ndarray]) -> list[str]:
+        """One line per input whose values fall outside its calibrated range (they saturate)."""
+        lines = []
+        for name, value in match_inputs(self.float_graph, arrays).items():
+            q = self.graph.quant[name]
+            lo, hi = (q.qmin - q.zero_point - 0.5) * q.scale, (q.qmax - q.zero_point + 0.5) * q.scale
+            outside = int(((value < lo) | (value > hi)).sum())
+            if outside:
+                bound = max(abs(lo), abs(hi))
+                factor = float(np.abs(value).max()) / bound
+                lines.append(f"{outside} value(s) of input {name!r} lie outside its calibrated range [{lo:.4g}, "
+                             f"{hi:.4g}] (up to {factor:.1f}x) and saturate; calibrate on data like these (--calib)")
+        return lines
+
     def run_int(self, int_feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
         """The integer reference on N stacked samples: integers in, integers out."""
         batch = self.graph.tensors[self.graph.inputs[0]].shape[0]

@@ -10,13 +10,19 @@ the annotation; the quantizer then quantizes that weight itself.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..errors import UnsupportedModelError
 from ..ir import Graph, Node
+from ..ops.activation import ClipAttrs
 from ..ops.quantize import INT_RANGES
+from ..ops.registry import evaluate
 from ..reference.float_executor import annotate_shapes
 from .params import TensorQuant, WeightQuant
+
+FUSES_RELU = ("Conv", "Gemm", "MatMul", "Add")  # producers whose ReLU an exporter may fold into the grid
 
 
 def absorb_quantization(graph: Graph) -> bool:
@@ -25,7 +31,9 @@ def absorb_quantization(graph: Graph) -> bool:
     for node in list(graph.nodes.values()):
         if node.name not in graph.nodes:
             continue
-        if node.op == "DequantizeLinear" and node.inputs[0] in graph.constants:
+        if node.op == "DequantizeLinear" and str(graph.constants.get(node.inputs[0], np.zeros(0)).dtype) == "int32":
+            _fold_bias(graph, node)
+        elif node.op == "DequantizeLinear" and node.inputs[0] in graph.constants:
             _absorb_weight(graph, node, *_dequantize_params(graph, node))
         elif node.op == "DequantizeLinear":
             producer = graph.producer(node.inputs[0])
@@ -39,9 +47,25 @@ def absorb_quantization(graph: Graph) -> bool:
         else:
             continue
         changed = True
+    for node in [n for n in graph.nodes.values() if n.op == "Trunc"]:  # after the quantizers have set theirs
+        changed |= _trunc_input_grid(graph, node)
     if changed:
         graph.prune_tensors()
     return changed
+
+
+def _trunc_input_grid(graph: Graph, node: Node) -> bool:
+    """A QONNX Trunc reads round(x / scale + zeropt) as an in_bits integer: that is the model's grid for an x
+    no quantizer set (the sum or average a Brevitas TruncAvgPool truncates)."""
+    x = node.inputs[0]
+    if x in graph.quant or x in graph.constants:
+        return False
+    scale, zero, in_bits = (float(np.ravel(graph.constants[t])[0]) for t in node.inputs[1:4])
+    if not (float(zero).is_integer() and float(in_bits).is_integer() and 2 <= in_bits <= 32 and scale > 0):
+        raise UnsupportedModelError(f"QONNX Trunc {node.name!r}: input grid (scale {scale:g}, zero point {zero:g}, "
+                                    f"{in_bits:g} bits) is not a grid of integers hlsgen keeps")
+    graph.quant[x] = TensorQuant(scale, int(zero), int(in_bits), node.attrs.signed)
+    return True
 
 
 def _dequantize_params(graph: Graph, node: Node):
@@ -57,6 +81,14 @@ def _dequantize_params(graph: Graph, node: Node):
     scale = graph.constants[node.inputs[1]]
     zero = graph.constants[node.inputs[2]] if len(node.inputs) > 2 and node.inputs[2] else np.zeros((), np.int64)
     return scale, zero, bits, dtype.startswith("int"), node.attrs.axis
+
+
+def _fold_bias(graph: Graph, node: Node) -> None:
+    """An int32 bias behind DequantizeLinear (as onnxruntime's QDQ exports store it) becomes its real value:
+    the quantizer puts every bias on its own accumulator grid."""
+    (real,) = evaluate(node, [graph.constants.get(t) if t else None for t in node.inputs])
+    graph.remove_node(node.name)
+    graph.add_constant(node.outputs[0], np.asarray(real, np.float32))
 
 
 def _absorb_weight(graph: Graph, node: Node, scale, zero, bits: int, signed: bool, axis) -> None:
@@ -117,12 +149,28 @@ def _absorb_quant_dequant(graph: Graph, node: Node) -> None:
 
 
 def _merge(graph: Graph, x: str, y: str, quant: TensorQuant) -> None:
-    """Make x and y one tensor carrying `quant`."""
+    """Make x and y one tensor carrying `quant`; a grid that starts at or above zero keeps its clipping."""
     producer = graph.producer(x)
     if y in graph.outputs and producer is not None and not graph.consumers(x) and x not in graph.outputs:
         graph.replace_node(producer.name, producer.with_(outputs=tuple(y if t == x else t for t in producer.outputs)))
         annotate_shapes(graph, [graph.nodes[producer.name]])
-        graph.quant[y] = quant
+        merged = y
     else:
         graph.rename_tensor(y, x)
-        graph.quant[x] = quant
+        merged = x
+    graph.quant[merged] = quant
+    _keep_clipping(graph, merged, quant)
+
+
+def _keep_clipping(graph: Graph, tensor: str, quant: TensorQuant) -> None:
+    """An unsigned grid with zero point 0 after a Conv is the ReLU an exporter fused into the quantizer
+    (onnxruntime does): keep it as a Clip, so the float graph still computes what the model does and the
+    Clip fuses back into the layer's saturation."""
+    producer = graph.producer(tensor)
+    if quant.qmin < quant.zero_point or producer is None or producer.op not in FUSES_RELU:
+        return
+    raw = graph.fresh_name(f"{tensor}_unclipped")
+    graph.replace_node(producer.name, producer.with_(outputs=tuple(raw if t == tensor else t for t in producer.outputs)))
+    graph.tensors[raw] = replace(graph.tensors[tensor], name=raw)
+    bounds = ClipAttrs((quant.qmin - quant.zero_point) * quant.scale, (quant.qmax - quant.zero_point) * quant.scale)
+    graph.add_node(Node(graph.fresh_name(f"{tensor}_clip"), "Clip", (raw,), (tensor,), bounds))

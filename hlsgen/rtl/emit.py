@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..errors import UnsupportedModelError
+from ..errors import MappingError
 from ..hw.target import Target
 from ..ir import Graph
 from .program import compile_program
@@ -14,7 +14,7 @@ def write_build_rtl(folder: Path, graph: Graph, target: Target, notices: list[st
     """Write the RTL of the integer graph `graph`; a model the RTL cannot implement gets a notice instead."""
     try:
         program = compile_program(graph, target)
-    except UnsupportedModelError as exc:
+    except MappingError as exc:
         notices.append(f"no Verilog RTL for this model: {exc}")
         return None
     return write_rtl(program, folder)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import UnsupportedModelError
+from ..errors import MappingError
 from ..quant.params import TensorQuant
 
 
@@ -57,7 +57,7 @@ def map_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
         return int(shape[1]), 1, int(shape[2])
     if len(shape) == 2:
         return int(shape[1]), 1, 1
-    raise UnsupportedModelError(f"the RTL stores feature maps of rank 2 to 4, not {len(shape)}")
+    raise MappingError(f"the RTL stores feature maps of rank 2 to 4, not {len(shape)}")
 
 
 def choose_banks(fmap: FeatureMap, rows: int) -> None:
@@ -70,7 +70,7 @@ def choose_banks(fmap: FeatureMap, rows: int) -> None:
     elif fmap.birth < 0:
         fmap.lg = 0
     else:
-        raise UnsupportedModelError(
+        raise MappingError(
             f"feature map {fmap.name!r} has {fmap.channels} channels, which neither divide nor are divided by the "
             f"array's {rows} rows, and a Conv/Dense layer reads it: the RTL's line buffer cannot spread it over "
             "its banks without bank conflicts")
@@ -87,7 +87,7 @@ def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) ->
             if other is not None and by_name[other] in placed:
                 need = 1 - by_name[other].plane
                 if required is not None and required != need:
-                    raise UnsupportedModelError(f"feature map {fmap.name!r} must live in both activation planes")
+                    raise MappingError(f"feature map {fmap.name!r} must live in both activation planes")
                 required = need
         options = [required] if required is not None else [0, 1]
         candidates = [(plane, _first_fit(fmap, [(m, m.base) for m in placed if m.plane == plane])) for plane in options]

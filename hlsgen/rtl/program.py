@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..errors import UnsupportedModelError
+from ..errors import MappingError
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
@@ -25,6 +25,7 @@ OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX = range(5)
 PARAM_FIELDS = 38  # per lane, besides the bias: multiplier (16), negative multiplier (16), shift (6)
 DIM_LIMIT = 255
 DIM_W = 8
+ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize")
 MAX_UPSAMPLING = 16  # the vector engine counts upsampling factors in 4 bits
 
@@ -85,20 +86,20 @@ class _Compiler:
         self.lut: list[int] = []
 
     def fail(self, node: Node, why: str):
-        raise UnsupportedModelError(f"layer {node.name!r} ({node.op}) has no RTL implementation: {why}")
+        raise MappingError(f"{self.graph.describe(node.name)} has no RTL implementation: {why}")
 
     def run(self) -> Program:
         g, R, C = self.graph, self.R, self.C
         if R != C or R & (R - 1):
-            raise UnsupportedModelError(f"the RTL needs a square array with a power-of-two side, not {R} x {C}")
+            raise MappingError(f"the RTL needs a square array with a power-of-two side, not {R} x {C}")
         if self.target.array.dataflow != "weight_stationary":
-            raise UnsupportedModelError("the RTL implements the weight-stationary dataflow only "
+            raise MappingError("the RTL implements the weight-stationary dataflow only "
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
         if len(g.inputs) != 1 or len(g.outputs) != 1:
-            raise UnsupportedModelError("the RTL streams one input and one output")
+            raise MappingError("the RTL streams one input and one output")
         widths = self.target.widths
         if widths.operand_bits > 8 or widths.accumulator_bits > 48:
-            raise UnsupportedModelError("the RTL keeps activations in bytes and partial sums in at most 48 bits "
+            raise MappingError("the RTL keeps activations in bytes and partial sums in at most 48 bits "
                                         f"(target {self.target.name}: {widths.operand_bits}-bit operands, "
                                         f"{widths.accumulator_bits}-bit accumulators)")
         self.storage[g.inputs[0]] = g.inputs[0]
@@ -108,10 +109,10 @@ class _Compiler:
         # addresses, and strides up to a whole plane
         self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()]).bit_length()
         self.tap_w = 1 + 2 * DIM_W + self.addr_w
-        for layer in self.layers:
         # the weight ROM and the PEs hold the model's widest integer weight, not the target's operand width
         weights = [self.graph.constants[layer.node.inputs[1]] for layer in self.layers if layer.kind == ARRAY]
         self.weight_w = max([2] + [int(np.abs(w.astype(np.int64)).max(initial=0)).bit_length() + 1 for w in weights])
+        for layer in self.layers:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
         output = self.storage[g.outputs[0]]
@@ -173,7 +174,11 @@ class _Compiler:
         def add(name: str, birth: int):
             c, h, w = map_shape(g.shape(name))
             if max(h, w) > DIM_LIMIT:
-                raise UnsupportedModelError(f"feature map {name!r} is {h}x{w}; the RTL handles at most {DIM_LIMIT} per side")
+                raise MappingError(f"feature map {name!r} is {h}x{w}; the RTL handles at most {DIM_LIMIT} per side")
+            if g.quant[name].bits > ACT_BITS:
+                raise MappingError(f"feature map {name!r} holds {g.quant[name].bits}-bit values; the RTL keeps "
+                                   f"activations in {ACT_BITS} bits (an unquantized model output kept at "
+                                   "accumulator precision runs in the HLS C++)")
             maps[name] = FeatureMap(name, c, h, w, g.quant[name], birth)
 
         add(g.inputs[0], -1)
@@ -186,7 +191,7 @@ class _Compiler:
                 maps[name].array_read |= layer.kind == ARRAY and not depthwise
                 maps[name].dw_read |= depthwise
             if depthwise and maps[layer.inputs[0]].birth < 0:
-                raise UnsupportedModelError(f"layer {layer.node.name!r}: a depthwise layer cannot read the input stream "
+                raise MappingError(f"layer {layer.node.name!r}: a depthwise layer cannot read the input stream "
                                             "directly in the RTL")
         maps[self.storage[g.outputs[0]]].death = len(self.layers) + 1
         for fmap in maps.values():
@@ -194,7 +199,7 @@ class _Compiler:
         apart = [(layer.inputs[0], layer.inputs[1]) for layer in self.layers if len(layer.inputs) == 2]
         for a, b in apart:
             if a == b:
-                raise UnsupportedModelError(f"a QAdd of {a!r} with itself is not implemented in the RTL")
+                raise MappingError(f"a QAdd of {a!r} with itself is not implemented in the RTL")
         self.depths = allocate(list(maps.values()), apart)
         self.dw_depth = allocate_copies(list(maps.values()))
         taps = [int(np.prod(layer.node.attrs.conv.kernel_shape)) for layer in self.layers if _depthwise(layer.node, g)]
@@ -246,7 +251,7 @@ class _Compiler:
                     continue
                 dy, dx, ci = taps[k]
                 if not depthwise and ci % x.banks != r % x.banks:
-                    raise UnsupportedModelError(f"layer {node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
+                    raise MappingError(f"layer {node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
                                                 f"which is not in its bank")
                 coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
                 lanes.append((1 << (2 * DIM_W + self.addr_w)) | (dy << (DIM_W + self.addr_w))

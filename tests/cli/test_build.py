@@ -75,13 +75,6 @@ def test_qdq_export_runs_in_onnxruntime_close_to_the_integer_reference(built):
     assert sqnr_db(ours, theirs) > 30
 
 
-def test_build_without_calibration_warns_and_uses_the_fallback(tmp_path, capsys):
-    code, _, err = run_cli(capsys, "build", MODEL, "-o", str(tmp_path / "b"))
-    assert code == 0
-    assert "no --calib given" in err
-    assert (tmp_path / "b" / "quant.json").is_file()
-
-
 def write_npz(path, **arrays):
     np.savez(path, **arrays)
     return str(path)

@@ -137,8 +137,23 @@ def test_an_output_folder_the_file_system_refuses_is_exit_6(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("a file, not a folder")
     code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "-o", str(tmp_path / "notes.txt" / "out"), "-q")
     assert code == PathError.exit_code
-    assert_one_line_error(err, "notes.txt", "check the path")
+    assert_one_line_error(err, "cannot create the build folder", "notes.txt/out", "is a file, not a folder")
     assert [p.name for p in tmp_path.iterdir()] == ["notes.txt"]
+
+
+def test_an_output_name_too_long_for_the_file_system_names_the_users_path(tmp_path, capsys):
+    out = tmp_path / ("o" * 300)
+    code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "-o", str(out), "-q")
+    assert code == PathError.exit_code
+    assert_one_line_error(err, "cannot create the build folder", "o" * 300)
+    assert "hlsgen-" not in err  # never the internal staging folder's name
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_long_output_name_the_file_system_takes_builds(tmp_path, capsys):
+    out = tmp_path / ("o" * 250)  # the staging folder's name must not be longer than the user's
+    assert run_cli(capsys, "build", MODEL, "--calib", CALIB, "-o", str(out), "-q")[0] == 0
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]
 
 
 def test_a_target_file_that_is_not_a_target_is_exit_9(tmp_path, capsys):

@@ -3,7 +3,7 @@ and clear refusals of what the RTL does not implement."""
 import numpy as np
 import pytest
 
-from hlsgen.errors import UnsupportedModelError
+from hlsgen.errors import MappingError
 from hlsgen.hw import load_target
 from hlsgen.rtl.program import ARRAY, compile_program
 from tests.hw.models import integer_graph, target_with
@@ -70,9 +70,9 @@ def test_weight_rom_holds_the_weights_in_lane_order(program):
 
 
 def test_what_the_rtl_cannot_do_is_refused_by_name():
-    with pytest.raises(UnsupportedModelError, match=r"layer '.+' \(.+\) has no RTL implementation"):
+    with pytest.raises(MappingError, match=r"layer '.+' \(.+\) has no RTL implementation"):
         compile_program(integer_graph("vector_ops"), load_target("systolic16x16"))
-    with pytest.raises(UnsupportedModelError, match="weight-stationary"):
+    with pytest.raises(MappingError, match="weight-stationary"):
         compile_program(integer_graph("digits"), target_with(array__dataflow="output_stationary"))
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ...errors import UnsupportedModelError
+from ...errors import MappingError, UnsupportedModelError
 from ...hw.mapping import LayerMap
 from ...ir import Graph, Node
 from ...loopir import LoopNest
@@ -137,7 +137,7 @@ def requant_width(layer: str, product_bits: int, shifts) -> int:
     """The requantizer's input width: holds the product and 2^(s-1) for the largest shift."""
     width = max(product_bits, int(np.max(shifts)) + 1, MIN_REQUANT_WIDTH)
     if width > MAX_WIDTH:
-        raise UnsupportedModelError(f"{layer}: its requantizer needs {width}-bit integers; hlsgen's HLS "
+        raise MappingError(f"{layer}: its requantizer needs {width}-bit integers; hlsgen's HLS "
                                     f"kernels support at most {MAX_WIDTH} (narrower weights or activations)")
     return width
 

@@ -1,0 +1,88 @@
+"""Where a build's calibration samples come from, checked, and a name for them that the reports print.
+
+hlsgen never guesses a float model's input range: the samples are the user's (`--calib`), or drawn from a
+range the user states (`--input-range`), or, for a model that quantizes its own inputs, from the range its
+input grid covers. Every quality figure names the data it was measured on (`Calibration.source`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import DataError, UsageError
+from .ir import Graph
+from .npz_io import LABELS_KEY, match_inputs, read_npz
+from .quant.params import TensorQuant
+
+SYNTHETIC_SAMPLES = 32
+
+
+@dataclass(frozen=True)
+class Calibration:
+    feeds: dict[str, np.ndarray]  # graph input -> N stacked samples
+    labels: np.ndarray | None
+    source: str  # what the samples are, for every figure measured on them
+    synthetic: bool
+
+    @property
+    def samples(self) -> int:
+        return int(next(iter(self.feeds.values())).shape[0])
+
+
+def parse_input_range(text: str) -> tuple[float, float]:
+    """`LO,HI` (e.g. `0,1`, `0,255`, `-1,1`) as two floats with LO < HI."""
+    try:
+        lo, hi = (float(part) for part in text.split(","))
+    except ValueError:
+        raise UsageError(f"--input-range {text!r}: give LO,HI, e.g. 0,1 or 0,255") from None
+    if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+        raise UsageError(f"--input-range {text!r}: LO must be below HI and both finite")
+    return lo, hi
+
+
+def calibration(graph: Graph, path: Path | None, input_range: tuple[float, float] | None) -> Calibration:
+    """The calibration samples of a build (checked), or an error that says what to pass."""
+    if path is not None:
+        return _from_file(graph, path)
+    if input_range is not None:
+        lo, hi = input_range
+        return Calibration(_uniform(graph, {n: input_range for n in graph.inputs}), None,
+                           f"{SYNTHETIC_SAMPLES} synthetic inputs uniform in [{lo:g}, {hi:g}] (--input-range)", True)
+    model_ranges = {n: _grid_range(graph.quant[n]) for n in graph.inputs if isinstance(graph.quant.get(n), TensorQuant)}
+    if len(model_ranges) == len(graph.inputs):
+        described = ", ".join(f"{n} [{lo:g}, {hi:g}]" for n, (lo, hi) in model_ranges.items())
+        return Calibration(_uniform(graph, model_ranges), None,
+                           f"{SYNTHETIC_SAMPLES} synthetic inputs uniform in the model's own input range ({described})",
+                           True)
+    raise DataError("no calibration data: hlsgen does not guess a float model's input range; pass --calib "
+                    "CALIB.npz with real samples (best), or --input-range LO,HI to state it (e.g. 0,1 or 0,255)")
+
+
+def _grid_range(quant: TensorQuant) -> tuple[float, float]:
+    return (quant.qmin - quant.zero_point) * quant.scale, (quant.qmax - quant.zero_point) * quant.scale
+
+
+def _uniform(graph: Graph, ranges: dict[str, tuple[float, float]]) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(0)
+    return {n: rng.uniform(*ranges[n], (SYNTHETIC_SAMPLES, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
+            for n in graph.inputs}
+
+
+def _from_file(graph: Graph, path: Path) -> Calibration:
+    arrays = read_npz(path)
+    feeds = match_inputs(graph, arrays, f"calibration data {path}")
+    labels = arrays.get(LABELS_KEY)
+    count = next(iter(feeds.values())).shape[0]
+    if labels is not None and (labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer)):
+        raise DataError(f"calibration data {path}: 'labels' must be {count} integers, got {labels.dtype} {labels.shape}")
+    for name, value in feeds.items():
+        if np.issubdtype(value.dtype, np.floating):
+            bad = int((~np.isfinite(value)).sum())
+            if bad:
+                raise DataError(f"calibration data {path}: array {name!r} holds {bad} NaN/Inf value(s); clean it first")
+        if value.size and value.min() == value.max():
+            raise DataError(f"calibration data {path}: every value of array {name!r} is {float(value.flat[0]):g}; "
+                            "calibrate on real samples")
+    return Calibration(feeds, labels, f"calibration set {path.name} ({count} samples)", False)
