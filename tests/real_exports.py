@@ -44,12 +44,14 @@ def selu_classifier(opset: int = 13) -> onnx.ModelProto:
 
 
 def real_ops_net(opset: int = 13) -> onnx.ModelProto:
-    """Every op of the two above in one network (one Verilator build covers them all): conv -> Elu -> conv
-    (16 channels) -> Resize 2x3 (PyTorch's defaults: half_pixel, round_prefer_floor) -> conv -> Selu
-    -> AveragePool(the whole 12x18 map) -> Flatten -> MatMul + Add."""
+    """Every op of the two above in one network (one Verilator build covers them all): conv -> Elu -> Cast
+    to float (a no-op, as PyTorch exports write them) -> conv (16 channels) -> Resize 2x3 (PyTorch's
+    defaults: half_pixel, round_prefer_floor) -> conv -> Selu -> AveragePool(the whole 12x18 map) -> Flatten
+    -> MatMul + Add."""
     nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
              helper.make_node("Elu", ["c1"], ["e1"]),
-             helper.make_node("Conv", ["e1", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
+             helper.make_node("Cast", ["e1"], ["e1_float"], to=onnx.TensorProto.FLOAT),
+             helper.make_node("Conv", ["e1_float", "w2", "b2"], ["c2"], pads=[1, 1, 1, 1]),
              helper.make_node("Resize", ["c2", "", "scales"], ["up"], mode="nearest"),
              helper.make_node("Conv", ["up", "w3", "b3"], ["c3"], pads=[1, 1, 1, 1]),
              helper.make_node("Selu", ["c3"], ["s3"]),

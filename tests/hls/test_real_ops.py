@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.builders import assert_close_to_ort
 from tests.hls.helpers import generate_and_csim, quantize_model
 from tests.real_exports import dynamic_quantized, images, real_ops_net, selu_classifier, upsampling_net
 
@@ -18,6 +19,11 @@ def test_float_exports_are_bit_exact(build, tmp_path):
     result = generate_and_csim(build(), {"x": images(CALIB, 0)}, tmp_path)
     assert result.mismatches == 0, result.log
     assert result.samples == CALIB and result.compared > 0
+
+
+@pytest.mark.parametrize("build", [upsampling_net, selu_classifier, real_ops_net])
+def test_the_float_reference_equals_onnxruntime(build):
+    assert_close_to_ort(build(), {"x": images(1, 3)})
 
 
 def test_ops_lower_to_the_integer_forms_the_kernels_run():
