@@ -1,14 +1,20 @@
 """Pre-quantized models keep their scales, zero points, widths and integer weights."""
 import numpy as np
+import pytest
 from onnx import helper
 
+from hlsgen.errors import DataError
 from hlsgen.frontend import import_model
 from hlsgen.passes import optimize
-from hlsgen.quant import quantize
+from hlsgen.quant import BitConfig, QuantizedModel, quantize
+from hlsgen.quant.int_ops import QRequantAttrs
+from hlsgen.quant.lower import lower
 from hlsgen.quant.prequant import absorb_quantization
+from hlsgen.quant.report import run_float, sqnr_db
 from hlsgen.reference import run_graph
 from tests.builders import make_model, tensor_value
 from tests.ops.test_quantize import brevitas_conv_model
+from tests.qonnx_models import digits_images, trunc_pool_model, w3a3_digits
 
 RNG = np.random.default_rng(7)
 
@@ -71,3 +77,89 @@ def test_qonnx_4_bit_model_keeps_its_widths():
     assert np.abs(w_int).max() <= 7  # narrow 4-bit
     got = quantized.run({"x": x})["y"]
     assert np.abs(got - float_out["y"]).max() <= 0.25 + 1e-6
+
+
+# ---- a W3A3 QONNX export (default domain, BatchNorm, float logits) without calibration data ---------------
+@pytest.fixture(scope="module")
+def w3a3():
+    """The W3A3 digits model, its float graph (the model's own execution) and its integer model lowered
+    with no calibration statistics at all: every range must come from the model."""
+    model = w3a3_digits()
+    float_graph = import_model(model)
+    graph = import_model(model)
+    assert absorb_quantization(graph)
+    optimize(graph)
+    return float_graph, QuantizedModel(lower(graph, {}, BitConfig()), graph)
+
+
+def test_w3a3_keeps_3_bit_weights_and_activations(w3a3):
+    _, quantized = w3a3
+    q, layers = quantized.graph.quant, quantized.lowered.layers
+    # BatchNorm folding (conv1, conv2) and Gemm transposition (fc1, fc2) keep the model's integer weights
+    assert [(layer.name, layer.weight_bits) for layer in layers] == [("conv1", 3), ("conv2", 3), ("fc1", 3), ("fc2", 3)]
+    for node in quantized.graph.nodes.values():
+        if node.op in ("QConv", "QDense"):
+            assert np.abs(quantized.graph.constants[node.inputs[1]]).max() <= 3  # narrow 3-bit
+    assert (q["image"].bits, q["image"].signed, q["image"].scale) == (8, False, np.float32(1 / 255))
+    assert [(q[t].bits, q[t].signed) for t in ("r1", "p1", "r2", "p2", "r3")] == [(3, False)] * 5
+    assert quantized.lowered.ranges == {}  # nothing calibrated
+
+
+def test_w3a3_logits_stay_at_accumulator_precision(w3a3):
+    _, quantized = w3a3
+    fc2 = next(layer for layer in quantized.lowered.layers if layer.name == "fc2")
+    logits = quantized.graph.quant["logits"]
+    acc_scales = quantized.graph.quant["r3"].scale * np.asarray(fc2.weight_scales)
+    assert logits.signed and logits.zero_point == 0 and logits.scale == acc_scales.min()
+    assert logits.bits == 11 and fc2.acc_bits <= logits.bits  # the widest channel's reach, rescaled, never clipped
+    node = quantized.graph.nodes["fc2"]
+    assert (node.attrs.requant.lo, node.attrs.requant.hi) == (-1024, 1023)
+
+
+def test_w3a3_without_calibration_tracks_its_own_float_execution(w3a3):
+    float_graph, quantized = w3a3
+    images, _ = digits_images("test")
+    reference = run_float(float_graph, {"image": images})["logits"]
+    logits = quantized.run({"image": images})["logits"]
+    assert np.mean(reference.argmax(1) == logits.argmax(1)) >= 0.99
+    assert sqnr_db(reference, logits) >= 25.0
+
+
+def test_an_unquantized_tensor_without_calibration_is_an_error():
+    model = w3a3_digits()
+    graph = import_model(model)
+    absorb_quantization(graph)
+    optimize(graph)
+    del graph.quant["r2"]  # as if the model had no Quant after conv2's ReLU
+    with pytest.raises(DataError, match="'r2' has no range: the model does not quantize it and no "
+                                                  "calibration data covers it"):
+        lower(graph, {}, BitConfig())
+
+
+# ---- QONNX Trunc after a pool: a right shift of the pool's integers ------------------------------------
+@pytest.mark.parametrize("version", [1, 2])
+def test_trunc_after_a_pool_is_an_exact_right_shift(version):
+    model = trunc_pool_model(version, "FLOOR")
+    float_graph, graph = import_model(model), import_model(model)
+    absorb_quantization(graph)
+    assert (graph.quant["g"].scale, graph.quant["g"].bits) == (np.float32(0.25 / 32), 8)  # the Trunc's input grid
+    optimize(graph)
+    quantized = QuantizedModel(lower(graph, {}, BitConfig()), graph)
+    trunc = quantized.graph.nodes["trunc"]
+    assert trunc.op == "QRequant" and trunc.attrs == QRequantAttrs(8, 1, 4, 0, 0, 15)  # floor(q / 16)
+    out = quantized.graph.quant["t"]
+    assert (out.bits, out.signed, out.scale) == (4, False, np.float32(0.25 / 32) * (16 if version == 2 else 1))
+    images = digits_images("test")[0][:20]
+    for x in images:
+        expected = run_graph(float_graph, {"image": x[None]}, keep_all=True)["t"]
+        got = run_graph(quantized.graph, quantized.quantize_inputs({"image": x[None]}), keep_all=True)["t"]
+        np.testing.assert_array_equal(got * out.scale, expected.reshape(got.shape))
+
+
+@pytest.mark.parametrize("mode,offset", [("CEIL", -7), ("ROUND", 0)])
+def test_trunc_ceil_and_round_offsets(mode, offset):
+    graph = import_model(trunc_pool_model(2, mode))
+    absorb_quantization(graph)
+    optimize(graph)
+    trunc = lower(graph, {}, BitConfig()).graph.nodes["trunc"]
+    assert (trunc.attrs.input_zero_point, trunc.attrs.shift) == (offset, 4)  # ceil(q / 16); ties round up
