@@ -119,12 +119,12 @@ def _absorb_activation(graph: Graph, quantize: Node, dequantize: Node, quant: Te
 
 def _absorb_quant_dequant(graph: Graph, node: Node) -> None:
     a = node.attrs
-    if a.bipolar or a.bits < 2:
-        raise UnsupportedModelError(f"QONNX node {node.name!r}: {a.bits}-bit (bipolar/binary) quantization "
-                                    "is not supported; use 2 bits or more")
+    x, y = node.inputs[0], node.outputs[0]
+    if a.bits < 2 and not (a.bipolar and x in graph.constants):
+        raise UnsupportedModelError(f"QONNX node {node.name!r}: {a.bits}-bit (bipolar/binary) quantization of an "
+                                    "activation is not supported; use 2 bits or more (bipolar weights are)")
     scale = graph.constants[node.inputs[1]]
     zero = graph.constants[node.inputs[2]] if len(node.inputs) > 2 and node.inputs[2] else np.zeros(())
-    x, y = node.inputs[0], node.outputs[0]
     if x in graph.constants:
         lo, hi = a.int_range()
         s = np.asarray(scale, np.float64)
@@ -132,14 +132,17 @@ def _absorb_quant_dequant(graph: Graph, node: Node) -> None:
         from ..ops.qonnx import ROUNDING
 
         values = graph.constants[x]
-        ints = np.clip(ROUNDING[a.rounding_mode](values / along(s, a.axis, values.ndim) +
-                                                 along(zero, a.axis, values.ndim)), lo, hi)
-        ints = (ints - along(zero, a.axis, values.ndim)).astype(np.int64)
+        if a.bipolar:  # +-1 times the scale: the integers of a 2-bit narrow grid
+            ints = np.where(values >= 0, 1, -1).astype(np.int64)
+        else:
+            ints = np.clip(ROUNDING[a.rounding_mode](values / along(s, a.axis, values.ndim) +
+                                                     along(zero, a.axis, values.ndim)), lo, hi)
+            ints = (ints - along(zero, a.axis, values.ndim)).astype(np.int64)
         channels = values.shape[a.axis if a.axis is not None else 0]
         scales = np.broadcast_to(s.reshape(-1), (channels,))
         graph.remove_node(node.name)
         graph.add_constant(y, (ints * along(s, a.axis, values.ndim)).astype(np.float32))
-        graph.quant[y] = (ints, WeightQuant(tuple(float(v) for v in scales), a.bits))
+        graph.quant[y] = (ints, WeightQuant(tuple(float(v) for v in scales), max(a.bits, 2)))
         return
     if np.size(scale) > 1 or np.size(zero) > 1:
         raise UnsupportedModelError(f"QONNX node {node.name!r}: per-channel activation quantization is not supported")

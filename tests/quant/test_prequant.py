@@ -1,9 +1,9 @@
 """Pre-quantized models keep their scales, zero points, widths and integer weights."""
 import numpy as np
 import pytest
-from onnx import helper
+from onnx import helper, numpy_helper
 
-from hlsgen.errors import DataError
+from hlsgen.errors import DataError, UnsupportedModelError
 from hlsgen.frontend import import_model
 from hlsgen.passes import optimize
 from hlsgen.quant import BitConfig, QuantizedModel, quantize
@@ -12,7 +12,7 @@ from hlsgen.quant.lower import lower
 from hlsgen.quant.prequant import absorb_quantization
 from hlsgen.quant.report import run_float, sqnr_db
 from hlsgen.reference import run_graph
-from tests.builders import make_model, tensor_value
+from tests.builders import IR_VERSION, make_model, tensor_value
 from tests.ops.test_quantize import brevitas_conv_model
 from tests.qonnx_models import digits_images, trunc_pool_model, w3a3_digits
 
@@ -163,3 +163,41 @@ def test_trunc_ceil_and_round_offsets(mode, offset):
     optimize(graph)
     trunc = lower(graph, {}, BitConfig()).graph.nodes["trunc"]
     assert (trunc.attrs.input_zero_point, trunc.attrs.shift) == (offset, 4)  # ceil(q / 16); ties round up
+
+
+# ---- BipolarQuant: 1-bit weights are +-1; 1-bit activations stay an error ---------------------------------
+def bipolar_conv_model(activation_bipolar: bool = False):
+    """Quant(x, 8-bit) -> Conv(BipolarQuant(w), per-channel scale) -> Relu -> Quant (4-bit unsigned), in the
+    default domain as FINN exports its binary-weight networks (or a BipolarQuant activation instead)."""
+    rng = np.random.default_rng(11)
+    inits = {"x_s": np.float32(2**-5), "zero": np.float32(0), "b8": np.float32(8), "b4": np.float32(4),
+             "w": rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w_s": np.float32([0.5, 0.25, 0.125, 1])
+             .reshape(4, 1, 1, 1), "y_s": np.float32(0.5)}
+    out = helper.make_node("BipolarQuant", ["r", "y_s"], ["y"], name="bipolar_out") if activation_bipolar else \
+        helper.make_node("Quant", ["r", "y_s", "zero", "b4"], ["y"], name="quant_out", signed=0)
+    nodes = [helper.make_node("Quant", ["x", "x_s", "zero", "b8"], ["xq"], name="quant_in", signed=1),
+             helper.make_node("BipolarQuant", ["w", "w_s"], ["wq"], name="bipolar_w"),
+             helper.make_node("Conv", ["xq", "wq"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"), out]
+    graph = helper.make_graph(nodes, "bnn", [tensor_value("x", [1, 3, 6, 6])], [tensor_value("y", [1, 4, 6, 6])],
+                              initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    model.ir_version = IR_VERSION
+    return model
+
+
+def test_bipolar_weights_are_plus_minus_one():
+    x = RNG.standard_normal((1, 3, 6, 6)).astype(np.float32)
+    quantized, float_out = build_int(bipolar_conv_model(), x)
+    conv = quantized.graph.nodes["conv"]
+    w_int = quantized.graph.constants[conv.inputs[1]]
+    assert set(np.unique(w_int)) == {-1, 1} and quantized.lowered.layers[0].weight_bits == 2
+    assert quantized.lowered.layers[0].weight_scales == (0.5, 0.25, 0.125, 1.0)
+    # power-of-two scales: the float model's sums are exact, so the integer model matches it (ties aside)
+    assert np.abs(quantized.run({"x": x})["y"] - float_out["y"]).max() <= 0.5
+
+
+def test_bipolar_activations_are_refused_by_name():
+    graph = import_model(bipolar_conv_model(activation_bipolar=True))
+    with pytest.raises(UnsupportedModelError, match="'bipolar_out': 1-bit .* of an activation is not supported"):
+        absorb_quantization(graph)
