@@ -1,7 +1,7 @@
 """The integer ops: integers in, integers out. Together with `arith` they are the specification
 that the HLS C++ and the RTL must equal bit for bit (docs/numerics.md states them in prose).
 
-Scale-preserving ops (MaxPool, GlobalMaxPool, Reshape, Transpose, Concat, Pad) run their float kernels
+Scale-preserving ops (MaxPool, GlobalMaxPool, Reshape, Transpose, Concat, Pad, Resize) run their float kernels
 unchanged on integer tensors; the ops here are the ones whose arithmetic changes.
 """
 from __future__ import annotations
