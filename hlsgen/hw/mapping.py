@@ -163,7 +163,7 @@ class _Layer:
         self.xs, self.ys = graph.shape(self.x), graph.shape(node.outputs[0])
 
     def fail(self, why: str):
-        raise MappingError(f"layer {self.node.name!r} ({self.node.op}): {why}")
+        raise MappingError(f"{self.graph.describe(self.node.name)}: {why}")
 
     def run(self, activation: BufferUse, live: list[str]) -> LayerMap:
         op = self.node.op

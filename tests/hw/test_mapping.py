@@ -120,8 +120,8 @@ def _reject(graph_name, fragment_list, **changes):
 
 
 @pytest.mark.parametrize("changes, fragments", [
-    ({"buffers__input": Buffer(4, 16)}, ["layer 'conv1' (QConv)", "activation memory (buffers.input = 4 KiB)"]),
-    ({"buffers__weight": Buffer(16, 16)}, ["layer 'fc1' (QDense)", "weight memory (buffers.weight = 16 KiB)"]),
+    ({"buffers__input": Buffer(4, 16)}, ["layer 'conv1' (Conv)", "activation memory (buffers.input = 4 KiB)"]),
+    ({"buffers__weight": Buffer(16, 16)}, ["layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB)"]),
     ({"line_buffer__max_row_width": 8}, ["layer 'conv1'", "line_buffer.max_row_width = 8"]),
     ({"line_buffer__max_channels": 8}, ["layer 'pool1' (MaxPool)", "16 input channels", "line_buffer.max_channels = 8"]),
     ({"line_buffer__max_kernel": 2}, ["layer 'conv1'", "3x3 window", "line_buffer.max_kernel = 2"]),

@@ -75,5 +75,5 @@ def test_a_layer_that_does_not_fit_stops_the_build(tmp_path, capsys):
     out = tmp_path / "o"
     code, _, err = run_cli(capsys, "build", str(DIGITS), "--calib", CALIB, "-o", str(out), "--target", str(target), "-q")
     assert code == 3
-    assert_one_line_error(err, "layer 'fc1' (QDense)", "weight memory (buffers.weight = 16 KiB)")
+    assert_one_line_error(err, "layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB)")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.yaml"]  # no OUT, no temporary folder
