@@ -35,6 +35,7 @@ bench: install-test
 	$(BIN)/python bench/mapping.py
 	$(BIN)/python bench/model_stats.py
 	$(BIN)/python bench/rtl.py
+	$(BIN)/python bench/calibration_memory.py
 
 train-example: $(BIN)/python
 	$(BIN)/pip install -q ".[train]"
