@@ -225,7 +225,10 @@ class _Lowering:
         top = math.ceil(float((reach * acc_scales).max()) / scale * (1 + 2.0**-15)) + 1
         if top >= 1 << 31:
             scale, top = scale * top / ((1 << 31) - 1), (1 << 31) - 1
-        return TensorQuant(scale, 0, signed_bits_for(top), True)
+        quant = TensorQuant(scale, 0, signed_bits_for(top), True)
+        self.dst.notices.append(f"output {out!r} is not quantized by the model: it stays at accumulator precision "
+                                f"({quant.bits}-bit signed, scale {scale:.6g})")
+        return quant
 
     # ---- per op ----------------------------------------------------------------------------
     def _lower_Conv(self, node: Node) -> None:
