@@ -101,11 +101,12 @@ def _model(w: dict[str, np.ndarray], scales: dict[str, float], domain: str, logi
     return model
 
 
-def trunc_pool_model(version: int = 2, rounding: str = "FLOOR") -> onnx.ModelProto:
+def trunc_pool_model(version: int = 2, rounding: str = "FLOOR", logits_bits: int | None = None) -> onnx.ModelProto:
     """Quant(8-bit image) -> Conv (3-bit weights) -> ReLU -> Quant (3-bit) -> GlobalAveragePool -> Trunc ->
     Flatten -> Gemm (3-bit weights) -> float logits, as a Brevitas TruncAvgPool exports the pool: the average
     on an 8-bit grid 32 times finer than the activations', truncated to 4 bits (version 2: onto a scale 16
-    times coarser; version 1: the same scale, so the value shrinks 16 times)."""
+    times coarser; version 1: the same scale, so the value shrinks 16 times). With `logits_bits`, a signed
+    Quant of that width (scale 1/16) follows the Gemm."""
     rng = np.random.default_rng(5)
     w1 = (rng.standard_normal((16, 1, 3, 3)) * 0.4).astype(np.float32)
     w2 = (rng.standard_normal((10, 16)) * 0.4).astype(np.float32)
@@ -127,8 +128,11 @@ def trunc_pool_model(version: int = 2, rounding: str = "FLOOR") -> onnx.ModelPro
         helper.make_node("GlobalAveragePool", ["a"], ["g"], name="gap"),
         helper.make_node("Trunc", trunc_inputs, ["t"], name="trunc", rounding_mode=rounding, signed=0, narrow=0),
         helper.make_node("Flatten", ["t"], ["f"], name="flatten"),
-        helper.make_node("Gemm", ["f", "w2q", "b2"], ["logits"], name="fc", transB=1),
+        helper.make_node("Gemm", ["f", "w2q", "b2"], ["logits_f" if logits_bits else "logits"], name="fc", transB=1),
     ]
+    if logits_bits:
+        inits.update(y_s=np.float32(1 / 16), b_out=np.float32(logits_bits))
+        nodes.append(quant("logits_f", "y_s", "b_out", "logits", signed=1))
     graph = helper.make_graph(nodes, "trunc_pool", [tensor_value("image", [1, 1, 16, 16])],
                               [tensor_value("logits", [1, 10])],
                               initializer=[numpy_helper.from_array(np.asarray(v), k) for k, v in inits.items()])
