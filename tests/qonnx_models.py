@@ -113,11 +113,14 @@ def trunc_pool_model(version: int = 2, rounding: str = "FLOOR", logits_bits: int
     act = 0.25
     inits = {"zero": np.float32(0), "b3": np.float32(3), "b4": np.float32(4), "b8": np.float32(8),
              "in_s": np.float32(1 / 255), "a_s": np.float32(act), "t_s": np.float32(act / 32),
-             "t_out_s": np.float32(act / 2), "w1": w1, "w1_s": (np.abs(w1).reshape(16, -1).max(1) / 3).reshape(16, 1, 1, 1),
+             "t_out_s": np.float32(act / 2), "w1": w1,
+             "w1_s": (np.abs(w1).reshape(16, -1).max(1) / 3).reshape(16, 1, 1, 1),
              "b1": (rng.standard_normal(16) * 0.1).astype(np.float32), "w2": w2,
              "w2_s": (np.abs(w2).max(1) / 3).reshape(10, 1), "b2": np.zeros(10, np.float32)}
     trunc_inputs = ["g", "t_s", "zero", "b8", "t_out_s", "b4"] if version == 2 else ["g", "t_s", "zero", "b8", "b4"]
-    quant = lambda x, s, b, y, **a: helper.make_node("Quant", [x, s, "zero", b], [y], name=f"Quant_{y}", **a)  # noqa: E731
+    def quant(x, s, b, y, **attrs):
+        return helper.make_node("Quant", [x, s, "zero", b], [y], name=f"Quant_{y}", **attrs)
+
     nodes = [
         quant("image", "in_s", "b8", "x", signed=0),
         quant("w1", "w1_s", "b3", "w1q", signed=1, narrow=1),

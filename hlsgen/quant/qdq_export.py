@@ -149,7 +149,8 @@ class _Exporter:
         int_node = self.quantized.graph.nodes[node.name]
         scale = float(np.ravel(self.graph.constants[node.inputs[1]])[0])
         step = self.const(f"{node.name}__step", np.float32(scale * (1 << int_node.attrs.shift)))
-        rounding = {"FLOOR": "Floor", "CEIL": "Ceil", "ROUND": "Round", "ROUND_TO_ZERO": "Floor"}[node.attrs.rounding_mode]
+        rounding = {"FLOOR": "Floor", "CEIL": "Ceil", "ROUND": "Round",
+                    "ROUND_TO_ZERO": "Floor"}[node.attrs.rounding_mode]  # lowered for unsigned inputs only
         levels = self.add(rounding, [self.add("Div", [node.inputs[0], step], f"{node.name}__div", f"{node.name}/div")],
                           f"{node.name}__levels", f"{node.name}/round")
         out_scale = self.const(f"{node.name}__out_scale", np.float32(self.quant[node.outputs[0]].scale))

@@ -29,9 +29,8 @@ def built(tmp_path_factory):
 def test_widths_are_the_models_everywhere(built):
     quant = json.loads((built / "quant.json").read_text())
     tensors = quant["tensors"]
-    assert [(t, tensors[t]["bits"], tensors[t]["signed"]) for t in ("image", "r1", "p1", "r2", "p2", "r3", "logits")] == [
-        ("image", 8, False), ("r1", 3, False), ("p1", 3, False), ("r2", 3, False), ("p2", 3, False), ("r3", 3, False),
-        ("logits", 11, True)]
+    names = ("image", "r1", "p1", "r2", "p2", "r3", "logits")
+    assert [(tensors[t]["bits"], tensors[t]["signed"]) for t in names] == [(8, False)] + [(3, False)] * 5 + [(11, True)]
     assert not any("range" in entry for entry in tensors.values())  # no range came from data
     assert [layer["weight_bits"] for layer in quant["layers"]] == [3, 3, 3, 3]
     report = json.loads((built / "report.json").read_text())
