@@ -6,6 +6,8 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
   the channel count, finds them in its own bank;
 - G = channels for a map with fewer channels than R (dividing R): the map is replicated R / G times,
   so that the R lanes, which then read several taps of the same channel, never share a bank;
+- G = R also for a map whose channel count does neither when every array layer reads one tap of it (a
+  1x1 convolution, a Dense on a 1x1 map): k = c_in, so lane r still reads channels = r (mod R) only;
 - G = 1 for an input image whose channel count neither divides nor is divided by R: every bank holds
   the whole image (the input stream writes one element per cycle, so the copies cost no time).
 A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed first-fit
@@ -29,6 +31,7 @@ class FeatureMap:
     birth: int  # index of the layer that writes it (-1: the input stream)
     death: int = -1  # index of the last layer that reads it (layers + 1: the output stream)
     array_read: bool = False
+    tap_read: bool = False  # an array layer reads several taps of it (k = tap * C_in + c_in wraps past C_in)
     dw_read: bool = False  # a depthwise layer reads it: also kept in the depthwise window copies
     lg: int = 0
     plane: int = 0
@@ -69,11 +72,13 @@ def choose_banks(fmap: FeatureMap, rows: int) -> None:
         fmap.lg = fmap.channels.bit_length() - 1
     elif fmap.birth < 0:
         fmap.lg = 0
+    elif not fmap.tap_read:
+        fmap.lg = lg_rows
     else:
         raise MappingError(
             f"feature map {fmap.name!r} has {fmap.channels} channels, which neither divide nor are divided by the "
-            f"array's {rows} rows, and a Conv/Dense layer reads it: the RTL's line buffer cannot spread it over "
-            "its banks without bank conflicts")
+            f"array's {rows} rows, and a Conv/Dense layer reads several taps of it: the RTL's line buffer cannot "
+            "spread it over its banks without bank conflicts")
 
 
 def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) -> tuple[int, int]:

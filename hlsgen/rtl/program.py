@@ -189,6 +189,7 @@ class _Compiler:
             for name in layer.inputs:
                 maps[name].death = max(maps[name].death, i)
                 maps[name].array_read |= layer.kind == ARRAY and not depthwise
+                maps[name].tap_read |= layer.kind == ARRAY and not depthwise and _taps(layer.node, maps[name]) > 1
                 maps[name].dw_read |= depthwise
             if depthwise and maps[layer.inputs[0]].birth < 0:
                 raise MappingError(f"layer {layer.node.name!r}: a depthwise layer cannot read the input stream "
@@ -354,6 +355,11 @@ def _depthwise(node: Node, graph: Graph) -> bool:
         return False
     group = node.attrs.conv.group
     return graph.shape(node.inputs[0])[1] == group and graph.shape(node.outputs[0])[1] == group
+
+
+def _taps(node: Node, x: FeatureMap) -> int:
+    """Kernel positions an array layer reduces over: a Conv's kernel, a Dense's input pixels."""
+    return int(np.prod(node.attrs.conv.kernel_shape)) if node.op == "QConv" else x.pixels
 
 
 def _per_channel(values, count: int) -> list[int]:

@@ -71,9 +71,22 @@ def vector_ops_model() -> onnx.ModelProto:
     return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", [1, 5], TensorProto.FLOAT)], inits)
 
 
+def odd_channels_model(kernel: int) -> onnx.ModelProto:
+    """A 3x3 Conv to 24 channels (neither dividing nor divided by 16), then a `kernel` x `kernel` Conv reading them."""
+    rng = np.random.default_rng(2)
+    inits = {"w1": rng.standard_normal((24, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((8, 24, kernel, kernel)).astype(np.float32) * 0.2}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["y"], name="conv2", pads=[kernel // 2] * 4)]
+    return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", [1, 8, 8, 8], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
-        "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32)}
+        "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
+        "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3)}
 
 
 def target_with(name: str = "systolic16x16", **changes):

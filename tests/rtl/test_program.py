@@ -40,14 +40,25 @@ def test_a_qadd_reads_its_inputs_from_both_planes(program):
 
 def test_every_array_lane_reads_its_own_bank(program):
     """Lane r of a row tile reads input channel k mod C_in (k = t * R + r), which the input keeps in the
-    banks j = channel (mod G): bank r must be one of them, so the R reads of a cycle never collide."""
+    banks j = channel (mod G): bank r must be one of them, so the R reads of a cycle never collide. (Lanes
+    past the reduction, k >= taps * C_in, read nothing.)"""
     R = program.rows
     for layer in program.layers:
         if layer.kind != ARRAY or layer.fields["dw"]:
             continue
         x = program.maps[layer.inputs[0]]
-        reduction = layer.fields["tr"] * R
+        w = program.graph.constants[layer.node.inputs[1]]
+        reduction = w[0].size if layer.node.op == "QConv" else w.shape[0]
         assert all((k % x.channels) % x.banks == (k % R) % x.banks for k in range(reduction)), layer.name
+
+
+def test_a_map_read_one_tap_at_a_time_takes_any_channel_count():
+    """24 channels on 16 rows: a 1x1 Conv (like a Dense on a 1x1 map) reads lane r's channels r (mod 16), so
+    the map keeps R banks; a 3x3 Conv's lanes wrap past channel 23 onto other banks, which is refused."""
+    program = compile_program(integer_graph("odd_channels_1x1"), load_target("systolic16x16"))
+    assert program.maps["r1"].channels == 24 and program.maps["r1"].banks == 16
+    with pytest.raises(MappingError, match="'r1' has 24 channels.*reads several taps of it"):
+        compile_program(integer_graph("odd_channels_3x3"), load_target("systolic16x16"))
 
 
 def test_weight_rom_holds_the_weights_in_lane_order(program):
