@@ -10,11 +10,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import onnx
 
 from .calibration import calibration
 from .config import apply_layer_overrides, dump_yaml, resolved_config
 from .errors import DataError, PathError, UnsupportedModelError, UsageError
 from .frontend import read_onnx
+from .frontend.onnx_import import first_line as _first_line
 from .hw import Target, load_target
 from .ir import Graph
 from .ir.serialize import save_graph
@@ -138,6 +140,11 @@ def _check_batch_axes(graph: Graph) -> None:
     if scalars:
         raise UnsupportedModelError(f"input(s) {scalars} are scalars; hlsgen compiles models whose inputs have a "
                                     "batch axis (N, C, ...)")
+    batches = {name: graph.shape(name)[0] for name in graph.inputs}
+    if len(set(batches.values())) > 1:
+        shapes = ", ".join(f"{name} {graph.shape(name)}" for name in graph.inputs)
+        raise UnsupportedModelError(f"the inputs do not share a batch axis ({shapes}); hlsgen compiles models whose "
+                                    "inputs all stack samples along axis 0")
 
 
 def _parse_bits(bits: str) -> int | str:
@@ -212,7 +219,9 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
         (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
         if options.dump_ir:
             (tmp / "loop_ir.txt").write_text(dump(mapping))
-    sample = {k: v[:VERIFY_SAMPLES] for k, v in calib.items()}
+    batch = graph.shape(graph.inputs[0])[0]
+    count = max(batch, VERIFY_SAMPLES // batch * batch)  # whole batches of the graph's batch size
+    sample = {k: v[:count] for k, v in calib.items()}
     int_inputs = quantized.quantize_inputs(sample)
     write_npz(tmp / "verify" / "inputs.npz", sample)
     write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
@@ -229,7 +238,10 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_build_rtl(tmp / "rtl", quantized.graph, target, graph.notices)
     from .quant.qdq_export import export_qdq
 
-    export_qdq(graph, quantized, tmp / "model_qdq.onnx")
+    try:
+        export_qdq(graph, quantized, tmp / "model_qdq.onnx")
+    except onnx.checker.ValidationError as exc:  # an op form the export's opset cannot express
+        graph.notices.append(f"no model_qdq.onnx: the QDQ export is not a valid ONNX model ({_first_line(exc)})")
     manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
                 "inputs": quantized.graph.inputs, "outputs": graph.outputs}
     (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")

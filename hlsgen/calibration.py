@@ -65,8 +65,11 @@ def _grid_range(quant: TensorQuant) -> tuple[float, float]:
 
 
 def _uniform(graph: Graph, ranges: dict[str, tuple[float, float]]) -> dict[str, np.ndarray]:
+    """SYNTHETIC_SAMPLES samples per input, rounded up to whole batches of the graph's batch size."""
     rng = np.random.default_rng(0)
-    return {n: rng.uniform(*ranges[n], (SYNTHETIC_SAMPLES, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
+    batch = graph.shape(graph.inputs[0])[0]
+    count = -(-SYNTHETIC_SAMPLES // batch) * batch
+    return {n: rng.uniform(*ranges[n], (count, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
             for n in graph.inputs}
 
 

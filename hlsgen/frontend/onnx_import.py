@@ -82,7 +82,7 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
     try:
         model = onnx.load_model(str(p))
     except onnx.checker.ValidationError as exc:  # external data that is missing or outside the model's folder
-        raise ModelFileError(f"{p}: {_first_line(exc)}; keep the model's external data files beside it") from None
+        raise ModelFileError(f"{p}: {first_line(exc)}; keep the model's external data files beside it") from None
     except (DecodeError, ValueError, RuntimeError, OSError) as exc:
         raise ModelFileError(f"{p}: not a readable ONNX model ({type(exc).__name__}); is the file truncated?") from None
     if not model.graph.node and not model.graph.output:
@@ -92,7 +92,7 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
         with _qonnx_ops_in_own_domain(model):
             onnx.checker.check_model(model, full_check=True)
     except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
-        raise ModelFileError(f"{p}: ONNX's checker rejects the model: {_first_line(exc)}; "
+        raise ModelFileError(f"{p}: ONNX's checker rejects the model: {first_line(exc)}; "
                              "fix the exporter or re-export the model") from None
     return model
 
@@ -125,7 +125,7 @@ def _qonnx_ops_in_own_domain(model: onnx.ModelProto):
             model.opset_import.pop()
 
 
-def _first_line(exc: Exception) -> str:
+def first_line(exc: Exception) -> str:
     """An ONNX error message without its tags, on one line."""
     text = " ".join(str(exc).split())
     for tag in ("[ShapeInferenceError] ", "[TypeInferenceError] ", "Inference error(s): "):
@@ -172,7 +172,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
             shapes = ", ".join(f"{t} {ctx.shape(t) if t in graph.tensors else graph.constants[t].shape}"
                                for t in node.input if t)
             raise ModelFileError(f"node {node.name or node.output[0]!r} ({node.op_type}): its inputs do not fit "
-                                 f"together ({shapes}): {_first_line(exc)}") from None
+                                 f"together ({shapes}): {first_line(exc)}") from None
     if problems:
         raise UnsupportedOpsError(problems)
     graph.outputs = [o.name for o in model.graph.output]

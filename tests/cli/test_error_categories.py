@@ -4,6 +4,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 import yaml
 from onnx import helper
 
@@ -65,3 +66,37 @@ def test_a_layer_that_is_zero_on_every_calibration_sample_builds(tmp_path, capsy
     code, _, err = run_cli(capsys, "build", model, "--calib", calib, "-o", str(tmp_path / "o"), "--verify", "csim")
     assert code == 0, err
     assert "is 0 on every calibration sample" in err
+
+
+def test_inputs_without_a_common_batch_axis_are_exit_8(tmp_path, capsys):
+    path = tmp_path / "m.onnx"
+    onnx.save(make_model([helper.make_node("Add", ["x", "bias"], ["y"])],
+                         [tensor_value("x", [3, 4, 5]), tensor_value("bias", [5])], [tensor_value("y", None)]), path)
+    code, _, err = run_cli(capsys, "build", str(path), "--input-range", "0,1", "-o", str(tmp_path / "o"), "-q")
+    assert code == UnsupportedModelError.exit_code
+    assert_one_line_error(err, "do not share a batch axis", "x (3, 4, 5), bias (5,)")
+
+
+def test_a_fixed_batch_of_five_is_refused_by_name_not_by_the_samples(tmp_path, capsys):
+    """Synthetic and verification samples come in whole batches of the graph's batch size, so what stops
+    the build is the one real limit: the HLS design runs one inference per call."""
+    path = tmp_path / "m.onnx"
+    onnx.save(make_model([helper.make_node("Flatten", ["x"], ["y"])], [tensor_value("x", [5, 4, 3, 2])],
+                         [tensor_value("y", None)]), path)
+    code, _, err = run_cli(capsys, "build", str(path), "--input-range", "0,1", "-o", str(tmp_path / "o"), "-q")
+    assert code == UnsupportedModelError.exit_code
+    assert_one_line_error(err, "tensor 'x' has batch 5", "one inference per call")
+
+
+@pytest.mark.slow
+def test_no_conformance_model_ends_in_an_internal_error(tmp_path, capsys):
+    """Every stored ONNX conformance model builds or ends in one line with its category's exit code."""
+    codes = {}
+    for model in sorted((ROOT / "tests" / "data" / "onnx-node-tests").glob("*/model.onnx")):
+        code, _, err = run_cli(capsys, "build", str(model), "--input-range", "0,1", "-o",
+                               str(tmp_path / model.parent.name), "-q")
+        codes[model.parent.name] = code
+        assert code != 70 and "Traceback" not in err, (model.parent.name, err)
+        if code:
+            assert_one_line_error(err)
+    assert sum(code == 0 for code in codes.values()) >= 30
