@@ -14,7 +14,7 @@ import onnx
 
 from .calibration import calibration
 from .config import apply_layer_overrides, dump_yaml, resolved_config
-from .errors import DataError, PathError, UnsupportedModelError, UsageError
+from .errors import DataError, HlsgenError, PathError, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
 from .hw import Target, load_target
@@ -128,6 +128,10 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
             _write(staging, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping, bits)
         verified = _verify(staging, options.verify, step)
         _replace(out, staging)
+    except HlsgenError as exc:
+        _keep_logs(exc, staging, out.parent / f"{out.name}.logs")
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -164,6 +168,18 @@ def _budget(options: BuildOptions, labels: np.ndarray | None) -> tuple[float | N
     if options.min_sqnr_db is not None:
         return None, options.min_sqnr_db
     return (0.01, None) if labels is not None else (None, 30.0)
+
+
+def _keep_logs(error: HlsgenError, staging: Path, logs: Path) -> None:
+    """A failed verification's tool logs outlive the staging folder: they move to OUT.logs/, and the
+    message names them there (OUT itself is left as it was)."""
+    if str(staging) not in str(error):
+        return
+    shutil.rmtree(logs, ignore_errors=True)
+    for log in staging.rglob("*.log"):
+        (logs / log.relative_to(staging)).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(log, logs / log.relative_to(staging))
+    error.args = (str(error).replace(str(staging), str(logs)),)
 
 
 def _staging_folder(out: Path) -> Path:

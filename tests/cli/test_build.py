@@ -132,3 +132,16 @@ def test_run_rejects_a_folder_that_is_not_a_build(tmp_path, capsys):
 
 def test_qdq_model_file_is_valid_onnx(built):
     onnx.checker.check_model(onnx.load(str(built / "model_qdq.onnx")), full_check=True)
+
+
+def test_a_failed_verifications_logs_outlive_the_staging_folder(tmp_path):
+    from hlsgen.build import _keep_logs
+    from hlsgen.errors import ToolError
+
+    staging = tmp_path / ".out.hlsgen-x"
+    (staging / "sim").mkdir(parents=True)
+    (staging / "sim" / "build.log").write_text("%Error: something\n")
+    error = ToolError(f"the Verilator build or simulation failed (exit 2); see {staging}/sim/build.log")
+    _keep_logs(error, staging, tmp_path / "out.logs")
+    assert str(error) == f"the Verilator build or simulation failed (exit 2); see {tmp_path}/out.logs/sim/build.log"
+    assert (tmp_path / "out.logs" / "sim" / "build.log").read_text() == "%Error: something\n"
