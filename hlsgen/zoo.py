@@ -229,15 +229,17 @@ def mobilenet_cifar(seed: int = 0) -> onnx.ModelProto:
     return mobilenet_net(input_hw=32, channels=32, classes=10, seed=seed)
 
 
-def anomaly_autoencoder(hidden: int = 128, seed: int = 0) -> onnx.ModelProto:
+def anomaly_autoencoder(hidden: int = 128, seed: int = 0, depth: int = 4) -> onnx.ModelProto:
     """MLPerf Tiny's anomaly-detection autoencoder: 640 inputs (5 frames of 128 log-mel bins), four
     Gemm-BN-Relu layers of `hidden` (128 in MLPerf Tiny), a Gemm-BN-Relu bottleneck of 8, four Gemm-BN-Relu
     of `hidden`, and a Gemm back to 640 without BatchNormalization or Relu (the signed reconstruction).
     At 8 bits its weights and biases take 270,880 bytes, more than any shipped target's weight memory:
-    `hidden=32` fits every one (51,232 bytes), `hidden=64` the 16x16 and 32x32 targets, 96 the 32x32."""
+    `hidden=32` fits every one (51,232 bytes), `hidden=64` the 16x16 and 32x32 targets, 96 the 32x32.
+    `depth` is the number of `hidden` layers on each side of the bottleneck: 2 gives the shorter
+    640-128-128-8-128-128-640 form (203,296 bytes at 8 bits: the 32x32 target holds it)."""
     net = NetBuilder("anomaly_autoencoder", (FEATURES,), seed, input_name="features")
     x = "features"
-    for i, width in enumerate((hidden,) * 4 + (8,) + (hidden,) * 4):
+    for i, width in enumerate((hidden,) * depth + (8,) + (hidden,) * depth):
         x = net.relu(net.batchnorm(net.dense(x, f"fc{i}", width), f"fc{i}_bn"), f"fc{i}_relu")
     return net.build(net.reconstruction(x))
 

@@ -57,9 +57,7 @@ def quant_dequant(a: QuantDequantAttrs, x, scale, zeropt=None) -> np.ndarray:
 @onnx_importer("Quant")
 def import_quant(node, ctx) -> list[Node]:
     attrs = ctx.attrs(node)
-    mode = str(attrs.get("rounding_mode", "ROUND")).upper()
-    if mode not in ROUNDING:
-        raise UnsupportedAttribute(f"rounding_mode {mode} is not supported (only {', '.join(ROUNDING)})")
+    mode = _rounding_mode(attrs, "ROUND")
     bitwidth = ctx.require_constant(node, 3, "bitwidth")
     if bitwidth is None:
         raise UnsupportedAttribute("the bitwidth input is missing")
@@ -77,6 +75,14 @@ def import_quant(node, ctx) -> list[Node]:
 def import_bipolar_quant(node, ctx) -> list[Node]:
     qattrs = QuantDequantAttrs(1, True, False, "ROUND", _channel_axis(ctx, node, (1,)), bipolar=True)
     return [Node(ctx.node_name(node), "QuantDequant", tuple(node.input[:2]), (node.output[0],), qattrs)]
+
+
+def _rounding_mode(attrs: dict, default: str) -> str:
+    """The node's rounding_mode (a key of ROUNDING), upper-cased as QONNX compares it."""
+    mode = str(attrs.get("rounding_mode", default)).upper()
+    if mode not in ROUNDING:
+        raise UnsupportedAttribute(f"rounding_mode {mode} is not supported (only {', '.join(ROUNDING)})")
+    return mode
 
 
 def _bits(bitwidth: np.ndarray) -> int:
@@ -144,9 +150,7 @@ def trunc(a: TruncAttrs, x, scale, zeropt, in_bits, *rest) -> np.ndarray:
 @onnx_importer("Trunc")
 def import_trunc(node, ctx) -> list[Node]:
     attrs = ctx.attrs(node)
-    mode = str(attrs.get("rounding_mode", "FLOOR")).upper()
-    if mode not in ROUNDING:
-        raise UnsupportedAttribute(f"rounding_mode {mode} is not supported (only {', '.join(ROUNDING)})")
+    mode = _rounding_mode(attrs, "FLOOR")
     if len(node.input) not in (5, 6):
         raise UnsupportedAttribute(f"Trunc takes 5 inputs (version 1) or 6 (version 2), not {len(node.input)}")
     rescaled = len(node.input) == 6
