@@ -10,15 +10,16 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import DataError, MappingError, UnsupportedOp, UnsupportedOpsError
 from ..ir import Graph, Node, TensorInfo
 from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
-from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_multiplier, quantize_to_grid, signed_bits_for
+from ..ops.registry import evaluate
+from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
 from .channels import bound_channel_scales, channel_reach, clamp_bias
 from .int_ops import QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QRequantAttrs, Requant
+from .lowering_errors import NoRange, NotLowerable, TooWide, requant_multiplier, user_error
 from .params import TensorQuant, WeightQuant, quantize_weights
 from .thresholds import fit_thresholds
 
@@ -80,11 +81,11 @@ class _Lowering:
 
     # ---- driver ----------------------------------------------------------------------------
     def run(self) -> Lowered:
-        problems: list[tuple[str, _NotLowerable]] = []
+        problems: list[tuple[str, NotLowerable]] = []
         for name in self.src.inputs:
             try:
                 self._declare(name, self.act_quant(name))
-            except _NotLowerable as exc:
+            except NotLowerable as exc:
                 problems.append((name, exc))
         for node in [] if problems else self.src.topological():  # every layer reads an input's quantization
             if node.name in self.absorbed or any(t and t not in self.dst.quant and t not in self.src.constants
@@ -93,12 +94,12 @@ class _Lowering:
             handler = getattr(self, f"_lower_{node.op}", None)
             try:
                 if handler is None:
-                    raise _NotLowerable("hlsgen has no integer implementation of it")
+                    raise NotLowerable("hlsgen has no integer implementation of it")
                 handler(node)
-            except _NotLowerable as exc:
+            except NotLowerable as exc:
                 problems.append((node.name, exc))
         if problems:
-            raise _user_error(self.src, problems)
+            raise user_error(self.src, problems)
         self.dst.prune_tensors()
         return Lowered(self.dst, self.layers, self.ranges, self.host_softmax)
 
@@ -108,8 +109,8 @@ class _Lowering:
         if isinstance(self.src.quant.get(tensor), TensorQuant):
             return self.src.quant[tensor]
         if tensor not in self.stats:
-            raise _NoRange(f"tensor {tensor!r} has no range: the model does not quantize it and no calibration "
-                           "data covers it (pass --calib with real samples)")
+            raise NoRange(f"tensor {tensor!r} has no range: the model does not quantize it and no calibration "
+                         "data covers it (pass --calib with real samples)")
         stats, bits = self.stats[tensor], self.bits.activations(tensor)
         if max(abs(stats.lo), abs(stats.hi)) < DEGENERATE:
             return self._zero_tensor(tensor, bits)
@@ -122,7 +123,7 @@ class _Lowering:
         calibration data says nothing), a computed one takes the scale of what it is computed from."""
         producer = self.src.producer(tensor)
         if producer is None or producer.inputs[0] not in self.dst.quant:
-            raise _NoRange(f"every calibration value of {tensor!r} is 0: calibrate on real samples (--calib)")
+            raise NoRange(f"every calibration value of {tensor!r} is 0: calibrate on real samples (--calib)")
         source = self._q(producer.inputs[0])
         self.dst.notices.append(f"tensor {tensor!r} is 0 on every calibration sample; it takes the scale of "
                                 f"{producer.inputs[0]!r}")
@@ -148,7 +149,7 @@ class _Lowering:
     def _weights(self, node: Node, axis: int) -> tuple[np.ndarray, WeightQuant]:
         w_name = node.inputs[1]
         if w_name not in self.src.constants:
-            raise _NotLowerable("weights must be constants")
+            raise NotLowerable("weights must be constants")
         kept = self.src.quant.get(w_name)
         if isinstance(kept, tuple):  # (integer values, WeightQuant) of a pre-quantized model
             ints, wq = kept
@@ -165,11 +166,11 @@ class _Lowering:
         if len(node.inputs) < 3 or not node.inputs[2]:
             return None
         if node.inputs[2] not in self.src.constants:
-            raise _NotLowerable("the bias must be a constant")
+            raise NotLowerable("the bias must be a constant")
         return self.src.constants[node.inputs[2]]
 
     def _requant(self, acc_scales: np.ndarray, out: TensorQuant, activation: Activation | None) -> Requant:
-        pairs = [_multiplier(float(s) / out.scale) for s in acc_scales]
+        pairs = [requant_multiplier(float(s) / out.scale) for s in acc_scales]
         multiplier = tuple(m for m, _ in pairs)
         shift = tuple(s for _, s in pairs)
         lo, hi = out.qmin, out.qmax
@@ -244,7 +245,7 @@ class _Lowering:
         """x * scale[c] + shift[c] is a depthwise 1x1 convolution."""
         x, scale, shift = node.inputs
         if scale not in self.src.constants or shift not in self.src.constants:
-            raise _NotLowerable("scale and shift must be constants")
+            raise NotLowerable("scale and shift must be constants")
         channels = self.src.shape(x)[1]
         spatial = len(self.src.shape(x)) - 2
         w = self.src.constants[scale].reshape((channels, 1) + (1,) * spatial)
@@ -258,7 +259,7 @@ class _Lowering:
         """A residual sum; a Relu/Clip that alone reads it saturates inside the QAdd (a bit more range)."""
         a, b = node.inputs
         if a in self.src.constants or b in self.src.constants:
-            raise _NotLowerable("adding a constant that no Conv/Dense bias absorbed")
+            raise NotLowerable("adding a constant that no Conv/Dense bias absorbed")
         out, lo_real, hi_real = node.outputs[0], -math.inf, math.inf
         readers = self.src.consumers(out)
         if out not in self.src.outputs and len(readers) == 1 and readers[0].op in ("Relu", "Clip"):
@@ -270,8 +271,8 @@ class _Lowering:
         ra, rb = qa.scale / qy.scale, qb.scale / qy.scale
         shift = MULTIPLIER_BITS - math.frexp(max(ra, rb))[1]
         if not 0 <= shift <= MAX_SHIFT:
-            raise _TooWide(f"its inputs' scales are {max(ra, rb):.3g} times its output's, beyond what a "
-                           f"{MULTIPLIER_BITS}-bit multiplier and a shift of at most {MAX_SHIFT} hold")
+            raise TooWide(f"its inputs' scales are {max(ra, rb):.3g} times its output's, beyond what a "
+                          f"{MULTIPLIER_BITS}-bit multiplier and a shift of at most {MAX_SHIFT} hold")
         attrs = QAddAttrs(qa.zero_point, qb.zero_point, round(ra * (1 << shift)), round(rb * (1 << shift)),
                           shift, qy.zero_point, _grid(lo_real, qy), _grid(hi_real, qy))
         self._emit(Node(node.name, "QAdd", (a, b), (out,), attrs), qy)
@@ -295,11 +296,9 @@ class _Lowering:
 
     def _tabulate(self, node: Node) -> None:
         """Any elementwise function of a narrow integer becomes a lookup table, exact by construction."""
-        from ..ops.registry import evaluate
-
         qx = self._q(node.inputs[0])
         if qx.bits > MAX_LUT_BITS:
-            raise _TooWide(f"a {qx.bits}-bit input is too wide to tabulate (at most {MAX_LUT_BITS})")
+            raise TooWide(f"a {qx.bits}-bit input is too wide to tabulate (at most {MAX_LUT_BITS})")
         qy = self.act_quant(node.outputs[0])
         levels = np.arange(qx.qmin, qx.qmax + 1)
         real = ((levels - qx.zero_point) * qx.scale).astype(np.float32)
@@ -314,8 +313,8 @@ class _Lowering:
     _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_Resize = _lower_MaxPool
 
     def _lower_Cast(self, node: Node) -> None:
-        raise _NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "
-                            "float32 graph itself (a Cast to a tensor's own type is removed)")
+        raise NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "
+                           "float32 graph itself (a Cast to a tensor's own type is removed)")
 
     def _lower_Pad(self, node: Node) -> None:
         qx = self._q(node.inputs[0])
@@ -341,7 +340,7 @@ class _Lowering:
         """An average gets its own output range (it is narrower than its input's): per divisor count,
         one multiplier and shift for scale_x / (count * scale_y)."""
         qy = self.act_quant(node.outputs[0])
-        divisors = tuple((c, *_multiplier(qx.scale / (c * qy.scale))) for c in counts)
+        divisors = tuple((c, *requant_multiplier(qx.scale / (c * qy.scale))) for c in counts)
         attrs = QAveragePoolAttrs(pool, qx.zero_point, divisors, qy.zero_point, qy.qmin, qy.qmax)
         self._emit(Node(node.name, "QAveragePool", node.inputs, node.outputs, attrs), qy)
 
@@ -354,19 +353,19 @@ class _Lowering:
         qx = self._q(x)
         scale, zero, in_bits = (float(np.ravel(self.src.constants[t])[0]) for t in node.inputs[1:4])
         if not math.isclose(qx.scale, scale, rel_tol=1e-6) or qx.zero_point != 0 or zero != 0:
-            raise _NotLowerable(f"it reads {x!r} on another grid than its own (scale {scale:g}, zero point "
+            raise NotLowerable(f"it reads {x!r} on another grid than its own (scale {scale:g}, zero point "
                                 f"{zero:g}); hlsgen lowers a Trunc whose input is on its grid with zero point 0")
         if qx.bits > in_bits:
-            raise _NotLowerable(f"its input {x!r} holds {qx.bits}-bit values, more than its in_bitwidth {in_bits:g}")
+            raise NotLowerable(f"its input {x!r} holds {qx.bits}-bit values, more than its in_bitwidth {in_bits:g}")
         if a.rescaled:
             out_scale = float(np.ravel(self.src.constants[node.inputs[4]])[0])
             shift, signed, narrow = round(math.log2(out_scale / scale)), a.signed, a.narrow
         else:
             out_scale, shift, signed, narrow = scale, int(in_bits) - a.out_bits, qx.signed, False
         if shift < 0 or a.out_bits < 2:
-            raise _NotLowerable(f"a Trunc to {a.out_bits} bits by a shift of {shift} is not a right shift hlsgen lowers")
+            raise NotLowerable(f"a Trunc to {a.out_bits} bits by a shift of {shift} is not a right shift hlsgen lowers")
         if a.rounding_mode == "ROUND_TO_ZERO" and qx.signed:
-            raise _NotLowerable("ROUND_TO_ZERO of signed values has no integer form here (FLOOR, CEIL and ROUND do)")
+            raise NotLowerable("ROUND_TO_ZERO of signed values has no integer form here (FLOOR, CEIL and ROUND do)")
         half = (1 << shift) >> 1
         # rshift_round(v - o, k) = floor((v - o + half) / 2^k): o = half floors, o = 1 - half ceils (k > 0)
         offset = {"ROUND": 0, "FLOOR": half, "ROUND_TO_ZERO": half, "CEIL": 1 - half if shift else 0}[a.rounding_mode]
@@ -382,7 +381,7 @@ class _Lowering:
             if qt == qy:
                 inputs.append(t)
                 continue
-            m, s = _multiplier(qt.scale / qy.scale)
+            m, s = requant_multiplier(qt.scale / qy.scale)
             aligned = self.dst.fresh_name(f"{t}_aligned")
             attrs = QRequantAttrs(qt.zero_point, m, s, qy.zero_point, qy.qmin, qy.qmax)
             self.dst.add_node(Node(self.dst.fresh_name(f"{node.name}_align"), "QRequant", (t,), (aligned,), attrs))
@@ -395,7 +394,7 @@ class _Lowering:
         """A Softmax that produces a graph output runs on the host, on the dequantized logits."""
         (x,), (y,) = node.inputs, node.outputs
         if y not in self.src.outputs or self.src.consumers(y):
-            raise _NotLowerable("only a Softmax at the output of the network is supported (it runs on the host)")
+            raise NotLowerable("only a Softmax at the output of the network is supported (it runs on the host)")
         self.dst.outputs = [x if t == y else t for t in self.dst.outputs]
         self.host_softmax[x] = node.attrs.axes
 
@@ -408,51 +407,6 @@ def narrowest_int(values: np.ndarray) -> np.ndarray:
         if values.size == 0 or (values.min() >= info.min and values.max() <= info.max):
             return values.astype(dtype)
     return values
-
-
-class _NotLowerable(Exception):
-    """A node the integer model cannot take: a form of an ONNX op hlsgen does not implement."""
-
-
-class _TooWide(_NotLowerable):
-    """A width the hardware cannot hold."""
-
-
-class _NoRange(_NotLowerable):
-    """A tensor with no quantization range: neither the model nor the calibration data gives one."""
-
-
-def _user_error(graph: Graph, problems: list[tuple[str, _NotLowerable]]) -> Exception:
-    """One error for every problem, in the category of the first kind found: data, width, then ONNX op."""
-    for kind, error in ((_NoRange, DataError), (_TooWide, MappingError)):
-        found = [(name, exc) for name, exc in problems if isinstance(exc, kind)]
-        if found:
-            return error("; ".join(f"{_described(graph, name)}: {exc}" for name, exc in found))
-    unsupported = []
-    for name, exc in problems:
-        onnx_name, op_type, opset = graph.origin(name) or (name, "a node hlsgen made", graph_opset(graph))
-        unsupported.append(UnsupportedOp(onnx_name, op_type, opset, str(exc)))
-    error = UnsupportedOpsError(unsupported)
-    error.args = (f"{len(unsupported)} node(s) cannot be quantized: " + "; ".join(map(str, unsupported)),)
-    return error
-
-
-def _described(graph: Graph, name: str) -> str:
-    return f"input {name!r}" if name in graph.inputs else graph.describe(name)
-
-
-def graph_opset(graph: Graph) -> int:
-    """The model's opset, as its imported nodes recorded it (0 for a graph built without an ONNX file)."""
-    return next((opset for _, _, opset in graph.origins.values()), 0)
-
-
-def _multiplier(real: float) -> tuple[int, int]:
-    """quantize_multiplier, with a ratio the requantizer cannot hold reported as a width problem."""
-    try:
-        return quantize_multiplier(real)
-    except ValueError:
-        raise _TooWide(f"a requantization scale of {real:.3g} needs a multiplier wider than {MULTIPLIER_BITS} bits "
-                       "(is a tensor's range degenerate?)") from None
 
 
 def _grid(value: float, quant: TensorQuant) -> int:
