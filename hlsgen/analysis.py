@@ -30,7 +30,7 @@ def _dense_macs(graph: Graph, node: Node) -> int:
 
 
 def _matmul_macs(graph: Graph, node: Node) -> int:
-    a, b = graph.shape(node.inputs[0]), graph.shape(node.inputs[1])
+    a = graph.shape(node.inputs[0])
     out = graph.shape(node.outputs[0])
     k = a[-1] if node.op == "MatMul" or not node.attrs.trans_a else a[0]
     return int(np.prod(out, dtype=np.int64)) * int(k)

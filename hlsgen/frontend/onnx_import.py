@@ -17,7 +17,7 @@ from onnx import helper, numpy_helper
 
 from .. import ops  # noqa: F401  (registers every op and importer)
 from ..errors import ModelFileError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
-from ..ir import Graph, Node, TensorInfo
+from ..ir import Graph, TensorInfo
 from ..ops.registry import IMPORTERS, UnsupportedAttribute
 from ..paths import require_file
 from ..reference.float_executor import annotate_shapes

@@ -1,7 +1,7 @@
 """Every bad input a user can hand the CLI ends in one line on stderr, its category's exit code, nothing written."""
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 from hlsgen.cli import main
 from hlsgen.errors import USAGE_EXIT, DataError, ModelFileError, PathError, UnsupportedModelError

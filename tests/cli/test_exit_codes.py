@@ -12,12 +12,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper, numpy_helper
 
 import hlsgen.errors as errors
 from hlsgen.errors import (EXIT_CODES, INTERRUPTED_EXIT, USAGE_EXIT, DataError, ModelFileError, PathError,
                            TargetError, UnsupportedModelError)
-from tests.builders import make_model, tensor_value
+from tests.builders import tensor_value
 from tests.cli.test_build import CALIB, MODEL, ROOT
 from tests.cli.test_errors import assert_one_line_error, run_cli
 
