@@ -49,12 +49,12 @@ def calibration(graph: Graph, path: Path | None, input_range: tuple[float, float
     if input_range is not None:
         lo, hi = input_range
         return Calibration(_uniform(graph, {n: input_range for n in graph.inputs}), None,
-                           f"{SYNTHETIC_SAMPLES} synthetic inputs uniform in [{lo:g}, {hi:g}] (--input-range)", True)
+                           f"{SYNTHETIC_SAMPLES} synthetic inputs uniform in [{lo:g}, {hi:g}], from --input-range", True)
     model_ranges = {n: _grid_range(graph.quant[n]) for n in graph.inputs if isinstance(graph.quant.get(n), TensorQuant)}
     if len(model_ranges) == len(graph.inputs):
         described = ", ".join(f"{n} [{lo:g}, {hi:g}]" for n, (lo, hi) in model_ranges.items())
         return Calibration(_uniform(graph, model_ranges), None,
-                           f"{SYNTHETIC_SAMPLES} synthetic inputs uniform in the model's own input range ({described})",
+                           f"{SYNTHETIC_SAMPLES} synthetic inputs uniform in the model's own input range: {described}",
                            True)
     raise DataError("no calibration data: hlsgen does not guess a float model's input range; pass --calib "
                     "CALIB.npz with real samples (best), or --input-range LO,HI to state it (e.g. 0,1 or 0,255)")
@@ -88,4 +88,4 @@ def _from_file(graph: Graph, path: Path) -> Calibration:
         if value.size and value.min() == value.max():
             raise DataError(f"calibration data {path}: every value of array {name!r} is {float(value.flat[0]):g}; "
                             "calibrate on real samples")
-    return Calibration(feeds, labels, f"calibration set {path.name} ({count} samples)", False)
+    return Calibration(feeds, labels, f"calibration set {path.name}, {count} samples", False)

@@ -38,7 +38,7 @@ def test_mnist8_with_its_stated_input_range_says_its_figures_are_synthetic(tmp_p
     code, stdout, err = run_cli(capsys, "build", str(MNIST / "model.onnx"), "--input-range", "0,255", "-o", str(out))
     assert code == 0, err
     assert "synthetic" in err and "--calib" in err  # the warning
-    assert "measured on 32 synthetic inputs uniform in [0, 255] (--input-range)" in stdout
+    assert "measured on 32 synthetic inputs uniform in [0, 255], from --input-range" in stdout
     assert "32 synthetic inputs uniform in [0, 255]" in (out / "report.html").read_text()
     q = load_build(out).graph.quant["Input3"]
     assert q.qmax * q.scale == pytest.approx(255, rel=0.02)  # the input grid spans the stated range
@@ -51,7 +51,7 @@ def test_mnist8_calibrated_on_real_digits_predicts_the_stored_classes(tmp_path, 
     code, stdout, _ = run_cli(capsys, "build", str(MNIST / "model.onnx"), "--calib", str(tmp_path / "calib.npz"),
                               "-o", str(out))
     assert code == 0
-    assert "measured on calibration set calib.npz (3 samples)" in stdout
+    assert "measured on calibration set calib.npz, 3 samples" in stdout
     got = load_build(out).run({"Input3": inputs})["Plus214_Output_0"]
     assert (got.argmax(1) == expected.argmax(1)).all()
 
