@@ -12,27 +12,35 @@ from pathlib import Path
 import numpy as np
 import onnx
 
+from .build_folder import BUILD_MARKER, is_build_folder
 from .calibration import calibration
 from .config import apply_layer_overrides, dump_yaml, resolved_config
 from .errors import DataError, HlsgenError, PathError, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
-from .hw import Target, load_target
+from .hls import write_hls
+from .hls.verify import csim_build
+from .hw import Target, load_target, map_model, report_json
+from .hw.preflight import preflight
 from .ir import Graph
 from .ir.serialize import save_graph
+from .loopir import checked_nests, dump
 from .npz_io import write_npz
 from .passes import optimize
 from .paths import require_file
 from .progress import Step, silent
 from .quant import BitConfig, QuantizedModel, quantize
+from .quant.bitwidth import search_bit_widths
 from .quant.calibrate import collect_stats
-from .hw.preflight import preflight
 from .quant.prequant import absorb_quantization
+from .quant.qdq_export import export_qdq
 from .quant.report import quality, quant_json
+from .quant.search_report import format_table
 from .report_page import record_verification, write_report_page
+from .rtl.emit import write_build_rtl
+from .rtl.sim import sim_build_dir, simulate
 
 VERIFY_SAMPLES = 16
-BUILD_MARKER = "build.json"
 
 
 @dataclass(frozen=True)
@@ -99,9 +107,6 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         labels = calib.labels
     bits_table, measured_search = None, None
     if bit_mode == "auto":
-        from .quant.bitwidth import search_bit_widths
-        from .quant.search_report import format_table
-
         budget_drop, budget_sqnr = _budget(options, labels)
         with step("search bit widths") as detail:
             search = search_bit_widths(graph, calib.feeds, labels, budget_drop, budget_sqnr, stats=stats,
@@ -117,9 +122,6 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         if measured_search is not None:
             measured["bit_search"] = measured_search
     with step("map"):
-        from .hw import map_model
-        from .loopir import checked_nests
-
         mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
         checked_nests(mapping)
     staging = _staging_folder(out)
@@ -212,7 +214,7 @@ def _check_out_dir(out: Path) -> None:
         out.exists()
     except OSError as exc:  # e.g. a name longer than the file system takes
         raise PathError(f"cannot create the build folder {out}: {exc.strerror or exc}; choose another -o") from None
-    if out.exists() and not (out.is_dir() and (out / BUILD_MARKER).is_file()):
+    if out.exists() and not (out.is_dir() and is_build_folder(out)):
         raise PathError(f"{out} exists and is not an hlsgen build folder; choose another -o or remove it")
     parent = next(p for p in out.absolute().parents if p.exists())
     if not parent.is_dir():
@@ -229,9 +231,6 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     if bits_table is not None:
         (tmp / "bits.txt").write_text(bits_table + "\n")
     if mapping is not None:
-        from .hw import report_json
-        from .loopir import dump
-
         (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
         if options.dump_ir:
             (tmp / "loop_ir.txt").write_text(dump(mapping))
@@ -243,17 +242,11 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
     int_outputs = quantized.run_int(int_inputs)
     write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
-    from .hls import write_hls
-
     # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
     write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
               int_inputs, int_outputs, mapping)
-    from .rtl.emit import write_build_rtl
-
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
     write_build_rtl(tmp / "rtl", quantized.graph, target, graph.notices)
-    from .quant.qdq_export import export_qdq
-
     try:
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
     except onnx.checker.ValidationError as exc:  # an op form the export's opset cannot express
@@ -269,30 +262,12 @@ def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> dict[str, str
     """The simulations that must be bit-exact before the staging folder becomes OUT; what each proved."""
     verified = {}
     if "csim" in checks:  # the HLS C++, compiled by g++, on the stored test vectors
-        from .hls.verify import csim_build
-
         result = csim_build(staging, step=step)
         verified["csim"] = f"{result.compared:,} output integers of {result.samples} samples"
     if "rtl" in checks:  # the RTL, built and simulated by Verilator (report.json gets its cycles)
-        from .rtl.sim import sim_build_dir, simulate
-
         result = simulate(staging, build_root=sim_build_dir(), step=step)
         verified["rtl"] = (f"{result.compared:,} output integers of {result.images} images, "
                            f"{result.cycles_per_inference:,} cycles per inference")
     for check, details in verified.items():
         record_verification(staging, check, True, details)
     return verified
-
-
-def load_build(folder: Path) -> QuantizedModel:
-    """The quantized model a build folder holds, ready to run its integer reference."""
-    from .ir.serialize import load_graph
-    from .quant.lower import Lowered
-
-    folder = Path(folder)
-    if not (folder / BUILD_MARKER).is_file():
-        raise PathError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
-    quant = json.loads((folder / "quant.json").read_text())
-    host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
-    lowered = Lowered(load_graph(folder / "integer"), [], {}, host_softmax)
-    return QuantizedModel(lowered, load_graph(folder / "float"))

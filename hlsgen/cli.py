@@ -15,6 +15,7 @@ from rich.table import Table
 
 from . import __version__
 from .analysis import NodeCost
+from .build_folder import load_build
 from .errors import EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, PathError
 from .model import Model, load_onnx
 from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
@@ -67,8 +68,6 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
     """
     arrays = read_npz(inputs_path)
     if Path(model_path).is_dir():
-        from .build import load_build
-
         quantized = load_build(Path(model_path))
         _warn_out_of_range(quantized.range_warnings(arrays))
         if raw:
@@ -281,8 +280,6 @@ def _warn_inputs_of(out: str, inputs_path: str | None, silent: bool) -> None:
     """csim/sim with the user's inputs: say which exceed the range the build was calibrated on."""
     if inputs_path is None or silent:
         return
-    from .build import load_build
-
     _warn_out_of_range(load_build(Path(out)).range_warnings(read_npz(inputs_path)))
 
 

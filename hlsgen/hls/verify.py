@@ -5,6 +5,7 @@ import re
 import tempfile
 from pathlib import Path
 
+from ..build_folder import load_build
 from ..errors import PathError
 from ..ir import Graph
 from ..npz_io import read_npz
@@ -21,8 +22,6 @@ def csim_build(folder: Path, inputs: Path | None = None, portable: bool = False,
     of `inputs` (an npz, the `hlsgen run` convention) against the integer reference's outputs for them.
     Raises CsimMismatch when any output integer differs, naming the first wrong layer, image and element.
     `step` reports the compilation, the simulation and the trace of a mismatch as they run."""
-    from ..build import load_build
-
     folder = Path(folder)
     quantized = load_build(folder)
     hls_dir = folder / "hls"

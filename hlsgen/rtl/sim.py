@@ -16,11 +16,16 @@ from pathlib import Path
 
 import numpy as np
 
+from ..build_folder import load_build
 from ..errors import DataError, MismatchError, TargetError, ToolError
+from ..hw import load_target, map_model, report_json
+from ..hw.cycles import utilization
+from ..npz_io import read_npz
 from ..progress import Step, silent
 from .program import compile_program
 from .render import write_rtl
 from .runner import Design, build, run
+from .trace import first_difference
 
 MAX_IMAGES = 1024  # images one testbench build holds; more rebuild it larger
 CYCLE_BUDGET = 50  # the simulation times out after this many times the model's cycles per image
@@ -49,10 +54,6 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`). The
     Verilator build goes to OUT/sim/build, or to a folder of `build_root` named after the design; `step`
     reports the Verilator build and the simulation as they run."""
-    from ..build import load_build
-    from ..hw import map_model
-    from ..npz_io import read_npz
-
     folder = Path(folder)
     quantized = load_build(folder)
     target = _build_target(folder)
@@ -113,8 +114,6 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
 
 def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_inputs: dict, image: int) -> str | None:
     """Simulate up to `image` again, logging every activation write, and name the first wrong value."""
-    from .trace import first_difference
-
     trace = work / "trace.log"
     run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "trace_run.log",
         plusargs=[f"+images={image + 1}", "+trace=1"])
@@ -126,8 +125,6 @@ def _build_target(folder: Path):
     """The build's target: as given to `hlsgen build` (a name or a .yaml path, from OUT/config.yaml), else
     the built-in target of that name (OUT/build.json)."""
     import yaml
-
-    from ..hw import load_target
 
     names = []
     if (folder / "config.yaml").is_file():
@@ -187,9 +184,6 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
 
 def _record(path: Path, result: SimResult, program, mapping) -> None:
     """total.cycles_rtl and layers[].cycles_rtl in report.json; utilization from the RTL's cycles."""
-    from ..hw import report_json
-    from ..hw.cycles import utilization
-
     report = json.loads(path.read_text()) if path.is_file() else report_json(mapping)
     rows, cols = program.rows, program.cols
     by_node = {}

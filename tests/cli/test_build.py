@@ -8,7 +8,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from hlsgen.build import load_build
+from hlsgen.build_folder import load_build
 from hlsgen.cli import main
 from hlsgen.errors import BudgetError, DataError, PathError, TargetError, UsageError
 from hlsgen.quant.report import sqnr_db

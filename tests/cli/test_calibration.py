@@ -7,7 +7,7 @@ import onnx
 import pytest
 from onnx import numpy_helper
 
-from hlsgen.build import load_build
+from hlsgen.build_folder import load_build
 from hlsgen.errors import DataError, UsageError
 from tests.cli.test_errors import assert_one_line_error, run_cli
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from hlsgen.build import load_build
+from hlsgen.build_folder import load_build
 from hlsgen.errors import DataError, PathError
 from hlsgen.hls.csim import vendor_headers
 from hlsgen.hls.emit import INPUT_FILE

@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-from hlsgen.build import load_build
+from hlsgen.build_folder import load_build
 from hlsgen.cli import main
 from hlsgen.hls.csim import compile_csim, run_csim, vendor_headers
 from hlsgen.hls.emit import EXPECTED_FILE, INPUT_FILE, write_test_data

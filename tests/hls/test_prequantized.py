@@ -10,7 +10,7 @@ import onnx
 import onnxruntime as ort
 import pytest
 
-from hlsgen.build import load_build
+from hlsgen.build_folder import load_build
 from hlsgen.cli import main
 from tests.qonnx_models import DIGITS, trunc_pool_model, w3a3_digits
 

@@ -1,0 +1,28 @@
+"""The build folder as other commands read it (`run`, `csim`, `sim`): its marker file and the quantized
+model it holds. `hlsgen.build` writes it; the simulators only read it, so they need not import the build."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from .errors import PathError
+from .ir.serialize import load_graph
+from .quant import QuantizedModel
+from .quant.lower import Lowered
+
+BUILD_MARKER = "build.json"
+
+
+def is_build_folder(folder: Path) -> bool:
+    return (Path(folder) / BUILD_MARKER).is_file()
+
+
+def load_build(folder: Path) -> QuantizedModel:
+    """The quantized model a build folder holds, ready to run its integer reference."""
+    folder = Path(folder)
+    if not is_build_folder(folder):
+        raise PathError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
+    quant = json.loads((folder / "quant.json").read_text())
+    host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
+    lowered = Lowered(load_graph(folder / "integer"), [], {}, host_softmax)
+    return QuantizedModel(lowered, load_graph(folder / "float"))
