@@ -21,6 +21,7 @@ from .frontend.onnx_import import first_line as _first_line
 from .hls import write_hls
 from .hls.verify import csim_build
 from .hw import Target, load_target, map_model, report_json
+from .hw.program_io import write_program
 from .hw.preflight import preflight
 from .ir import Graph
 from .ir.serialize import save_graph
@@ -231,6 +232,7 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     if bits_table is not None:
         (tmp / "bits.txt").write_text(bits_table + "\n")
     if mapping is not None:
+        write_program(mapping, tmp)
         (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
         if options.dump_ir:
             (tmp / "loop_ir.txt").write_text(dump(mapping))
@@ -246,7 +248,7 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
               int_inputs, int_outputs, mapping)
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
-    write_build_rtl(tmp / "rtl", quantized.graph, target, graph.notices)
+    write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
     try:
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
     except onnx.checker.ValidationError as exc:  # an op form the export's opset cannot express

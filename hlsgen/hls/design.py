@@ -62,7 +62,8 @@ def build_design(graph: Graph, target: Target, top: str, mapping=None,
     from ..loopir import layer_nests
 
     _check_batch(graph)
-    mapping = mapping or map_model(graph, target)
+    if mapping is None or any(layer.pool for layer in mapping.layers):  # this design runs every MaxPool itself
+        mapping = map_model(graph, target, fuse_pools=False)
     nests = layer_nests(mapping)
     names = Names()
     top = names.take(top)

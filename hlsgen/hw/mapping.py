@@ -10,21 +10,25 @@ accumulator width, device resources) raises MappingError naming the layer and wh
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ..errors import MappingError
 from ..ir import Graph, Node
 from . import cycles as cyc
+from .placement import Memory, place_maps
 from .resources import estimate, fit
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
 
 ARRAY, VECTOR, NONE = "systolic_array", "vector_unit", "none"
+PROGRAM_SCHEMA = 1
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad")
+MAX_FUSED_POOL = 15  # the writer counts pooling windows in 4 bits
+LOOP_ORDER = "spatial > column > row"  # array tiles, outermost first (docs/hardware.md)
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,29 @@ class LayerMap:
     weight_bytes: int = 0
     attrs: object = None  # the node's attrs (QConvAttrs geometry for the loop IR)
     live: tuple[str, ...] = ()  # feature maps in activation memory while the layer runs
-    bits: tuple[int, int, int] = (8, 8, 8)  # input activation, output activation, weight bits
+    bits: tuple[int, int, int] = (8, 8, 8)  # input activation, output activation, weight bits (as quantized)
     input_shapes: tuple[tuple[int, ...], ...] = ()  # of every activation input
+    nodes: tuple[str, ...] = ()  # graph nodes the row implements: the main node, then a fused MaxPool
+    pool: tuple[int, int] | None = None  # the fused MaxPool's window (= stride; no padding, floor mode)
+    acc_bits: int = 0  # accumulator width of an array row, as quantization chose it
+
+    @property
+    def weight_bits(self) -> int:
+        return self.bits[2]
+
+    def to_json(self, rows: int) -> dict:
+        """The row as OUT/program.json holds it."""
+        tiles = self.tiles.to_json(rows) if hasattr(self.tiles, "work") else (self.tiles.to_json() if self.tiles else {})
+        row = {"name": self.name, "nodes": list(self.nodes), "op": self.op, "unit": self.unit, "kind": self.kind,
+               "inputs": list(self.inputs), "output": self.output, "input_shape": list(self.input_shape),
+               "input_shapes": [list(s) for s in self.input_shapes],
+               "output_shape": list(self.output_shape), "fused_pool": list(self.pool) if self.pool else None,
+               "tiles": tiles, "loop_order": LOOP_ORDER if self.unit == ARRAY else None,
+               "bits": dict(zip(("input", "output", "weights"), self.bits)), "accumulator_bits": self.acc_bits or None,
+               "weight_bytes": self.weight_bytes, "macs": self.macs, "cycles": self.cycles,
+               "buffers": {b.name: [b.used, b.capacity] for b in self.buffers},
+               "live": list(self.live), "transfers": []}
+        return row
 
 
 @dataclass(frozen=True)
@@ -78,6 +103,21 @@ class Mapping:
     output_elements: int
     resources: dict = field(default_factory=dict)
     fit: dict = field(default_factory=dict)
+    memory: Memory | None = None  # where every feature map lives
+
+    def placement(self, tensor: str):
+        return self.memory.placement(tensor)
+
+    def to_json(self) -> dict:
+        """OUT/program.json: the layer program every back end reads (docs/program.md)."""
+        t = self.target
+        return {"schema": PROGRAM_SCHEMA, "model": self.graph_name,
+                "target": {"name": t.name, "rows": t.array.rows, "cols": t.array.cols, "dataflow": t.array.dataflow},
+                "rows": [layer.to_json(t.array.rows) for layer in self.layers],
+                "memory": self.memory.to_json() if self.memory else None,
+                "cycles": {"input": self.input_elements, "layers": sum(r.cycles for r in self.layers),
+                           "output": self.output_elements, "total": self.cycles},
+                "resources": self.resources, "fit": self.fit}
 
     @property
     def macs(self) -> int:
@@ -99,17 +139,20 @@ class Mapping:
         return next(layer for layer in self.layers if layer.name == name)
 
 
-def map_model(graph: Graph, target: Target) -> Mapping:
-    """Map every node of the integer graph `graph` (topological order = execution order)."""
-    nodes = list(graph.topological())
-    live = _liveness(graph, nodes)
+def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
+    """The layer program of the integer graph `graph` on `target` (topological order = execution order).
+    `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program)."""
+    rows = _rows(graph, fuse_pools)
+    live = _liveness(graph, rows)
     layers, weight_total = [], 0
-    for node, (live_bytes, live_names) in zip(nodes, live):
+    for (node, pool), (live_bytes, live_names) in zip(rows, live):
         mapper = _Layer(graph, node, target)
         if live_bytes > target.buffers.input.bytes:
             mapper.fail(f"live feature maps need {live_bytes:,} bytes ({', '.join(live_names)}), more than the "
                         f"activation memory (buffers.input = {target.buffers.input.kib} KiB)")
         layer = mapper.run(BufferUse("activation", live_bytes, target.buffers.input.bytes), live_names)
+        if pool is not None:
+            layer = _fused(graph, layer, pool)
         weight_total += layer.weight_bytes
         if weight_total > target.buffers.weight.bytes:
             mapper.fail(f"the weights up to this layer need {weight_total:,} bytes, more than the weight memory "
@@ -122,34 +165,77 @@ def map_model(graph: Graph, target: Target) -> Mapping:
         raise MappingError(f"target {target.name!r} does not fit its device {target.device.part}: the design needs "
                            f"{used[name]:,} {name.upper()}, the device has {budget['budget'][name]:,}")
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
-    return Mapping(target, graph.name, tuple(layers), elements(graph.inputs), elements(graph.outputs), used, budget)
+    memory = place_maps(graph, layers, target.array.rows)
+    return Mapping(target, graph.name, tuple(layers), elements(graph.inputs), elements(graph.outputs), used, budget,
+                   memory)
+
+
+def fusable_pool(graph: Graph, node: Node, producer: Node | None) -> str | None:
+    """Why MaxPool `node` cannot run in the writer of `producer` (the row computing its input), or None:
+    the writer pools disjoint windows (stride = kernel, no padding, floor mode) of a map nothing else reads."""
+    a, x = node.attrs, node.inputs[0]
+    if producer is None or producer.op in ("Reshape", "MaxPool") or len(graph.consumers(x)) != 1 or x in graph.outputs:
+        return "its input is read by another layer, is a model output or is not computed by a layer"
+    if (len(a.kernel_shape) != 2 or tuple(a.strides) != tuple(a.kernel_shape) or any(a.pads) or
+            any(d != 1 for d in a.dilations) or a.ceil_mode or max(a.kernel_shape) > MAX_FUSED_POOL):
+        return (f"its windows overlap, are padded or exceed {MAX_FUSED_POOL} (only 2-D MaxPool with stride = kernel, "
+                "no padding, floor mode runs in the writer)")
+    return None
+
+
+def _rows(graph: Graph, fuse_pools: bool) -> list[tuple[Node, Node | None]]:
+    """The program's rows: (node, MaxPool fused into its writer or None), in execution order."""
+    rows: list[tuple[Node, Node | None]] = []
+    row_of: dict[str, int] = {}  # tensor -> the row that computes it
+    for node in graph.topological():
+        producer = row_of.get(node.inputs[0]) if node.op == "MaxPool" and fuse_pools else None
+        if producer is not None and rows[producer][1] is None and \
+                fusable_pool(graph, node, rows[producer][0]) is None:
+            rows[producer] = (rows[producer][0], node)
+            row_of[node.outputs[0]] = producer
+            continue
+        row_of[node.outputs[0]] = len(rows)
+        rows.append((node, None))
+    return rows
+
+
+def _fused(graph: Graph, layer: LayerMap, pool: Node) -> LayerMap:
+    """The row of `layer` with MaxPool `pool` in its writer: the array or vector unit runs as before, the
+    writer keeps each window's maximum (no extra cycles: it compares as the values arrive)."""
+    out = pool.outputs[0]
+    return replace(layer, name=f"{layer.name}+{pool.name}", nodes=(*layer.nodes, pool.name),
+                   pool=tuple(pool.attrs.kernel_shape), output=out, output_shape=tuple(graph.shape(out)),
+                   bits=(layer.bits[0], tensor_bits(graph, out), layer.bits[2]))
+
+
+def tensor_bits(graph: Graph, tensor: str) -> int:
+    return getattr(graph.quant.get(tensor), "bits", 8)
 
 
 def tensor_bytes(graph: Graph, tensor: str) -> int:
     """Elements times one byte per value up to 8 bits (two up to 16, ...)."""
-    quant = graph.quant.get(tensor)
-    width = math.ceil(getattr(quant, "bits", 8) / 8)
-    return int(np.prod(graph.shape(tensor))) * width
+    return int(np.prod(graph.shape(tensor))) * math.ceil(tensor_bits(graph, tensor) / 8)
 
 
-def _liveness(graph: Graph, nodes: list[Node]) -> list[tuple[int, list[str]]]:
-    """Per node: bytes and names of the feature maps live while it runs (Reshape outputs alias their input)."""
+def _liveness(graph: Graph, rows: list[tuple[Node, Node | None]]) -> list[tuple[int, list[str]]]:
+    """Per row: bytes and names of the feature maps live while it runs (Reshape outputs alias their input;
+    a map a fused MaxPool reduces is never stored)."""
     root = {t: t for t in graph.inputs}
     birth = {t: -1 for t in graph.inputs}
     death = {t: -1 for t in graph.inputs}
-    for i, node in enumerate(nodes):
+    for i, (node, pool) in enumerate(rows):
         for t in node.inputs:
             if t in root:
                 death[root[t]] = max(death[root[t]], i)
-        out = node.outputs[0]
+        out = (pool or node).outputs[0]
         if node.op == "Reshape":
             root[out] = root[node.inputs[0]]
         else:
             root[out], birth[out], death[out] = out, i, i
     for t in graph.outputs:
-        death[root[t]] = len(nodes)  # streamed out after the last layer
+        death[root[t]] = len(rows)  # streamed out after the last layer
     result = []
-    for i in range(len(nodes)):
+    for i in range(len(rows)):
         names = [t for t in birth if birth[t] <= i <= death[t]]
         result.append((sum(tensor_bytes(graph, t) for t in names), names))
     return result
@@ -191,14 +277,14 @@ class _Layer:
         else:
             self.fail("no hardware unit implements this op")
         inputs = tuple(t for t in self.node.inputs if t and t not in self.graph.constants)
-        bits = (self._bits(self.x), self._bits(self.node.outputs[0]),
-                self._weight_bits(self.graph.constants[self.node.inputs[1]]) if unit == ARRAY else 0)
+        bits = (self._bits(self.x), self._bits(self.node.outputs[0]), self.node.attrs.weight_bits if unit == ARRAY else 0)
         return LayerMap(self.node.name, op, unit, kind, inputs, self.node.outputs[0], tuple(self.xs), tuple(self.ys),
                         macs, cycles, tiles, (activation, *extra), wbytes, self.node.attrs, tuple(live), bits,
-                        tuple(tuple(self.graph.shape(t)) for t in inputs))
+                        tuple(tuple(self.graph.shape(t)) for t in inputs), (self.node.name,),
+                        acc_bits=self.node.attrs.acc_bits if unit == ARRAY else 0)
 
     def _bits(self, tensor: str) -> int:
-        return getattr(self.graph.quant.get(tensor), "bits", 8)
+        return tensor_bits(self.graph, tensor)
 
     # ---- systolic array ------------------------------------------------------------------------
     def _array(self):
@@ -218,12 +304,12 @@ class _Layer:
         else:
             work = ArrayWork(1, int(np.prod(self.xs[1:])), int(w.shape[1]), int(self.xs[0]))
             kind = "dense"
-        self._check_widths(w)
+        self._check_widths()
         tiles = search_tiles(work, target)
         if tiles is None:
             self.fail(f"no spatial tile fits the accumulator buffer (buffers.accumulator = "
                       f"{target.buffers.accumulator.kib} KiB holds less than one {ACC_BYTES}-byte partial sum per column)")
-        weight_bytes = int(w.size) * math.ceil(self._weight_bits(w) / 8)
+        weight_bytes = math.ceil(int(w.size) * node.attrs.weight_bits / 8)  # packed at the chosen width
         if len(node.inputs) > 2 and node.inputs[2]:
             weight_bytes += ACC_BYTES * int(graph.constants[node.inputs[2]].size)
         acc_used = 0 if target.array.dataflow == "output_stationary" else tiles.spatial_tile * self.C * ACC_BYTES
@@ -233,13 +319,10 @@ class _Layer:
             extra += (self._line_buffer_use(node.attrs.conv),)
         return ARRAY, kind, tiles, work.macs, tiles.cycles(self.R, self.C), extra, weight_bytes
 
-    def _weight_bits(self, w: np.ndarray) -> int:
-        return max(int(np.abs(w.astype(np.int64)).max(initial=0)).bit_length() + 1, 2)
-
-    def _check_widths(self, w: np.ndarray) -> None:
-        widths = self.target.widths
-        if self._weight_bits(w) > widths.operand_bits:
-            self.fail(f"{self._weight_bits(w)}-bit weights exceed the PE operand width (widths.operand_bits = "
+    def _check_widths(self) -> None:
+        widths, weight_bits = self.target.widths, self.node.attrs.weight_bits
+        if weight_bits > widths.operand_bits:
+            self.fail(f"{weight_bits}-bit weights exceed the PE operand width (widths.operand_bits = "
                       f"{widths.operand_bits})")
         bits = self._bits(self.x)
         if bits > widths.operand_bits:

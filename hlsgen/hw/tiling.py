@@ -74,7 +74,7 @@ class ArrayTiles:
     def to_json(self, rows: int) -> dict:
         return {
             "groups": self.work.groups, "reduction": self.work.reduction,
-            "out_channels": self.work.out_channels, "pixels": self.work.pixels,
+            "out_channels": self.work.out_channels, "pixels": self.work.pixels, "depthwise": self.work.depthwise,
             "row_tile": self.row_tile, "col_tile": self.col_tile, "spatial_tile": self.spatial_tile,
             "row_tiles": self.row_tiles, "col_tiles": self.col_tiles, "spatial_tiles": self.spatial_tiles,
             "double_buffered": "weights" if self.dataflow == "weight_stationary" else "results",

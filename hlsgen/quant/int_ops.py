@@ -51,6 +51,7 @@ class QConvAttrs:
     input_zero_point: int
     acc_bits: int
     requant: Requant
+    weight_bits: int = 8  # the weights' width as quantization chose it (the hardware stores them at it)
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,7 @@ class QDenseAttrs:
     input_zero_point: int
     acc_bits: int
     requant: Requant
+    weight_bits: int = 8  # the weights' width as quantization chose it (the hardware stores them at it)
 
 
 @dataclass(frozen=True)

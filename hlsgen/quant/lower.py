@@ -205,7 +205,8 @@ class _Lowering:
             inputs.append(self._constant(f"{node.name}_b", b_int))
             bias_bound = np.abs(b_int)
         acc_bits = signed_bits_for(int((reach + bias_bound).max()))
-        self._emit(Node(node.name, op, tuple(inputs), (out,), attrs_for(qx, acc_bits, requant)), qy)
+        attrs = replace(attrs_for(qx, acc_bits, requant), weight_bits=wq.bits)
+        self._emit(Node(node.name, op, tuple(inputs), (out,), attrs), qy)
         self.layers.append(LayerQuant(node.name, op, wq.bits, wq.scales, requant.multiplier, requant.shift,
                                       acc_bits, int(w_int.size)))
 

@@ -4,16 +4,17 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..errors import MappingError
-from ..hw.target import Target
+from ..hw.mapping import Mapping
 from ..ir import Graph
 from .program import compile_program
 from .render import RtlFiles, write_rtl
 
 
-def write_build_rtl(folder: Path, graph: Graph, target: Target, notices: list[str]) -> RtlFiles | None:
-    """Write the RTL of the integer graph `graph`; a model the RTL cannot implement gets a notice instead."""
+def write_build_rtl(folder: Path, mapping: Mapping, graph: Graph, notices: list[str]) -> RtlFiles | None:
+    """Write the RTL of layer program `mapping` (of the integer graph `graph`); a model the RTL cannot
+    implement gets a notice instead."""
     try:
-        program = compile_program(graph, target)
+        program = compile_program(mapping, graph)
     except MappingError as exc:
         notices.append(f"no Verilog RTL for this model: {exc}")
         return None

@@ -1,11 +1,11 @@
-"""The RTL program of a model: its layers in the order the sequencer runs them, each a row of the
-generated top's layer table (configuration fields of the array engine, the vector engine and the
-writer), the feature maps' places in activation memory, and the ROM contents (weight tiles, tap tables,
-per-channel requantization parameters, lookup tables).
+"""The RTL encoding of a layer program (hlsgen.hw.map_model): every row of the program becomes a row of
+the generated top's layer table (configuration fields of the array engine, the vector engine and the
+writer), and the ROM contents (weight tiles, tap tables, per-channel requantization parameters, lookup
+tables). Units, fused MaxPools, tiles, feature-map placement and bit widths are the program's; this
+module only encodes them, and rejects what the RTL's modules do not implement.
 
 Array layers reduce over k = tap * C_in + c_in (the input channel fastest): row tile t gives lane r the
-index t * R + r. Every other choice follows docs/hardware.md: tiles of R reduction lanes and C output
-channels, spatial tiles of at most D pixels, tile order spatial > column > row.
+index t * R + r.
 """
 from __future__ import annotations
 
@@ -15,10 +15,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import MappingError
+from ..hw.mapping import ARRAY as ARRAY_UNIT
+from ..hw.mapping import LayerMap, Mapping, fusable_pool
+from ..hw.placement import MapPlacement as FeatureMap
+from ..hw.placement import map_shape
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
-from .layout import FeatureMap, allocate, allocate_copies, choose_banks, map_shape
 
 ARRAY, VECTOR = 0, 1
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX = range(5)
@@ -37,9 +40,9 @@ class Layer:
     node: Node
     inputs: list[str]  # feature maps read
     output: str  # feature map written
-    covers: list[str]  # graph nodes it implements (a fused MaxPool adds its own)
+    covers: tuple[str, ...]  # graph nodes it implements (a fused MaxPool adds its own)
+    row: LayerMap  # the layer program's row
     fields: dict[str, int] = field(default_factory=dict)
-    pool: Node | None = None
 
 
 @dataclass
@@ -69,17 +72,17 @@ class Program:
         return self.target.array.cols
 
 
-def compile_program(graph: Graph, target: Target) -> Program:
-    return _Compiler(graph, target).run()
+def compile_program(mapping: Mapping, graph: Graph) -> Program:
+    """Encode the layer program `mapping` of the integer graph `graph` for the RTL's modules."""
+    return _Compiler(mapping, graph).run()
 
 
 class _Compiler:
-    def __init__(self, graph: Graph, target: Target):
-        self.graph, self.target = graph, target
-        self.R, self.C = target.array.rows, target.array.cols
-        self.D = accumulator_depth(target)
+    def __init__(self, mapping: Mapping, graph: Graph):
+        self.mapping, self.graph, self.target = mapping, graph, mapping.target
+        self.R, self.C = self.target.array.rows, self.target.array.cols
+        self.D = accumulator_depth(self.target)
         self.layers: list[Layer] = []
-        self.storage: dict[str, str] = {}  # tensor -> the feature map that holds it
         self.weights: list[int] = []
         self.taps: list[int] = []
         self.params: list[int] = []
@@ -89,7 +92,7 @@ class _Compiler:
         raise MappingError(f"{self.graph.describe(node.name)} has no RTL implementation: {why}")
 
     def run(self) -> Program:
-        g, R, C = self.graph, self.R, self.C
+        g, R, C, memory = self.graph, self.R, self.C, self.mapping.memory
         if R != C or R & (R - 1):
             raise MappingError(f"the RTL needs a square array with a power-of-two side, not {R} x {C}")
         if self.target.array.dataflow != "weight_stationary":
@@ -102,117 +105,82 @@ class _Compiler:
             raise MappingError("the RTL keeps activations in bytes and partial sums in at most 48 bits "
                                         f"(target {self.target.name}: {widths.operand_bits}-bit operands, "
                                         f"{widths.accumulator_bits}-bit accumulators)")
-        self.storage[g.inputs[0]] = g.inputs[0]
-        for node in g.topological():
-            self._schedule(node)
-        maps = self._maps()
+        for row in self.mapping.layers:
+            if row.kind != "reshape":
+                self._add_layer(row)
+        maps = {m.name: m for m in memory.maps}
+        self._check_maps(maps)
+        self.depths, self.dw_depth, self.dw_copies = memory.plane_depth, memory.dw_depth, memory.dw_copies
         # addresses, and strides up to a whole plane
         self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()]).bit_length()
         self.tap_w = 1 + 2 * DIM_W + self.addr_w
-        # the weight ROM and the PEs hold the model's widest integer weight, not the target's operand width
-        weights = [self.graph.constants[layer.node.inputs[1]] for layer in self.layers if layer.kind == ARRAY]
-        self.weight_w = max([2] + [int(np.abs(w.astype(np.int64)).max(initial=0)).bit_length() + 1 for w in weights])
+        # the weight ROM and the PEs hold the program's widest weights (as quantization chose them)
+        self.weight_w = max([2] + [layer.row.weight_bits for layer in self.layers if layer.kind == ARRAY])
         for layer in self.layers:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
-        output = self.storage[g.outputs[0]]
         widths = self._widths(maps)
-        return Program(g.name, g, self.target, self.layers, maps, g.inputs[0], output, self.depths, self.weights,
-                       self.taps, self.params, self.lut, widths, self.dw_copies, self.dw_depth)
+        return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
+                       memory.placement(g.outputs[0]).name, self.depths, self.weights, self.taps, self.params,
+                       self.lut, widths, self.dw_copies, self.dw_depth)
 
-    # ---- which hardware runs each node ---------------------------------------------------------
-    def _schedule(self, node: Node) -> None:
-        x = node.inputs[0]
-        if node.op == "Reshape":
-            self.storage[node.outputs[0]] = self.storage[x]
-        elif node.op == "MaxPool":
-            self._fuse_pool(node)
-        elif node.op in ("QConv", "QDense"):
-            if node.op == "QConv" and node.attrs.conv.group != 1 and not _depthwise(node, self.graph):
-                self.fail(node, "grouped convolutions other than depthwise (one input and one output channel per "
-                                "group) are not implemented in the RTL")
-            self._add_layer(node, ARRAY, [x])
+    # ---- what the RTL's modules implement ---------------------------------------------------------
+    def _add_layer(self, row: LayerMap) -> None:
+        node = self.graph.nodes[row.nodes[0]]
+        if node.op == "MaxPool":
+            producer = next((layer.node for layer in self.layers if layer.row.output == node.inputs[0]), None)
+            why = fusable_pool(self.graph, node, producer) or "its producer already pools"
+            self.fail(node, f"a MaxPool runs in the writer of the layer computing its input, and {why}")
+        if row.kind == "grouped_conv":
+            self.fail(node, "grouped convolutions other than depthwise (one input and one output channel per "
+                            "group) are not implemented in the RTL")
+        if row.unit == ARRAY_UNIT:
+            kind = ARRAY
+            t = row.tiles
+            if (t.row_tiles, t.col_tiles) != (-(-t.work.reduction // self.R), -(-t.work.out_channels // self.C)):
+                self.fail(node, "the RTL runs full array tiles only")
         elif node.op in VECTOR_OPS:
+            kind = VECTOR
             if node.op == "QAveragePool" and node.attrs.pool is not None:
                 self.fail(node, "only global average pooling is implemented in the RTL")
-            inputs = [t for t in node.inputs if t not in self.graph.constants]
-            self._add_layer(node, VECTOR, inputs)
         else:
             self.fail(node, "no RTL unit implements this op")
-
-    def _add_layer(self, node: Node, kind: int, inputs: list[str]) -> None:
-        for t in inputs:  # a Reshape only renames a map when a Dense reads it flattened
-            if self.storage[t] != t and not (node.op == "QDense" and len(self.graph.shape(t)) == 2):
+        memory = self.mapping.memory
+        for t in row.inputs:  # a Reshape only renames a map when a Dense reads it flattened
+            if t in memory.aliases and not (node.op == "QDense" and len(self.graph.shape(t)) == 2):
                 self.fail(node, f"it reads {t!r}, a reshaped feature map; only a Dense layer may (as a Flatten)")
         if node.op == "QConv" and max(node.attrs.conv.strides) > 15:
             self.fail(node, "strides above 15 are not implemented in the RTL")
-        out = node.outputs[0]
-        self.storage[out] = out
-        self.layers.append(Layer(node.name, kind, node, [self.storage[t] for t in inputs], out, [node.name]))
+        if node.op == "QAdd" and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
+            raise MappingError(f"a QAdd of {row.inputs[0]!r} with itself is not implemented in the RTL")
+        self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs],
+                                 memory.placement(row.output).name, row.nodes, row))
 
-    def _fuse_pool(self, node: Node) -> None:
-        """A MaxPool with disjoint windows (stride = kernel, no padding, floor mode) right after the
-        layer that computes its only input becomes part of that layer's writer."""
-        a, x = node.attrs, node.inputs[0]
-        producer = next((layer for layer in self.layers if layer.output == x), None)
-        if producer is None or producer.pool is not None or len(self.graph.consumers(x)) != 1 or x in self.graph.outputs:
-            self.fail(node, "a MaxPool runs fused into the layer that computes its input, which must have no other reader")
-        if (len(a.kernel_shape) != 2 or tuple(a.strides) != tuple(a.kernel_shape) or any(a.pads) or
-                any(d != 1 for d in a.dilations) or a.ceil_mode or max(a.kernel_shape) > 15):
-            self.fail(node, "only MaxPool with disjoint windows (stride = kernel, no padding, floor mode) is implemented")
-        producer.pool = node
-        producer.output = node.outputs[0]
-        producer.covers.append(node.name)
-        producer.name = f"{producer.name}+{node.name}"
-        self.storage[node.outputs[0]] = node.outputs[0]
-
-    # ---- feature maps ------------------------------------------------------------------------------
-    def _maps(self) -> dict[str, FeatureMap]:
-        g = self.graph
-        maps: dict[str, FeatureMap] = {}
-
-        def add(name: str, birth: int):
-            c, h, w = map_shape(g.shape(name))
-            if max(h, w) > DIM_LIMIT:
-                raise MappingError(f"feature map {name!r} is {h}x{w}; the RTL handles at most {DIM_LIMIT} per side")
-            if g.quant[name].bits > ACT_BITS:
-                raise MappingError(f"feature map {name!r} holds {g.quant[name].bits}-bit values; the RTL keeps "
+    def _check_maps(self, maps: dict[str, FeatureMap]) -> None:
+        for fmap in maps.values():
+            if max(fmap.height, fmap.width) > DIM_LIMIT:
+                raise MappingError(f"feature map {fmap.name!r} is {fmap.height}x{fmap.width}; the RTL handles at "
+                                   f"most {DIM_LIMIT} per side")
+            if fmap.quant.bits > ACT_BITS:
+                raise MappingError(f"feature map {fmap.name!r} holds {fmap.quant.bits}-bit values; the RTL keeps "
                                    f"activations in {ACT_BITS} bits (an unquantized model output kept at "
                                    "accumulator precision runs in the HLS C++)")
-            maps[name] = FeatureMap(name, c, h, w, g.quant[name], birth)
-
-        add(g.inputs[0], -1)
-        for i, layer in enumerate(self.layers):
-            add(layer.output, i)
-        for i, layer in enumerate(self.layers):
-            depthwise = _depthwise(layer.node, g)
-            for name in layer.inputs:
-                maps[name].death = max(maps[name].death, i)
-                maps[name].array_read |= layer.kind == ARRAY and not depthwise
-                maps[name].tap_read |= layer.kind == ARRAY and not depthwise and _taps(layer.node, maps[name]) > 1
-                maps[name].dw_read |= depthwise
-            if depthwise and maps[layer.inputs[0]].birth < 0:
-                raise MappingError(f"layer {layer.node.name!r}: a depthwise layer cannot read the input stream "
-                                            "directly in the RTL")
-        maps[self.storage[g.outputs[0]]].death = len(self.layers) + 1
-        for fmap in maps.values():
-            choose_banks(fmap, self.R)
-        apart = [(layer.inputs[0], layer.inputs[1]) for layer in self.layers if len(layer.inputs) == 2]
-        for a, b in apart:
-            if a == b:
-                raise MappingError(f"a QAdd of {a!r} with itself is not implemented in the RTL")
-        self.depths = allocate(list(maps.values()), apart)
-        self.dw_depth = allocate_copies(list(maps.values()))
-        taps = [int(np.prod(layer.node.attrs.conv.kernel_shape)) for layer in self.layers if _depthwise(layer.node, g)]
-        self.dw_copies = min(self.R, max(taps, default=0))
-        return maps
+            if fmap.conflicts:
+                raise MappingError(
+                    f"feature map {fmap.name!r} has {fmap.channels} channels, which neither divide nor are divided by "
+                    f"the array's {self.R} rows, and a Conv/Dense layer reads several taps of it: the RTL's line "
+                    "buffer cannot spread it over its banks without bank conflicts")
+            if fmap.dw_read and fmap.birth < 0:
+                reader = next(layer for layer in self.layers if fmap.name in layer.inputs)
+                raise MappingError(f"layer {reader.node.name!r}: a depthwise layer cannot read the input stream "
+                                   "directly in the RTL")
 
     # ---- array layers ------------------------------------------------------------------------------
     def _array_fields(self, layer: Layer, maps: dict[str, FeatureMap]) -> None:
         node, R, C = layer.node, self.R, self.C
         x = maps[layer.inputs[0]]
         w = self.graph.constants[node.inputs[1]].astype(np.int64)
-        depthwise = _depthwise(node, self.graph)
+        depthwise = layer.row.kind == "depthwise"
         if node.op == "QConv":
             a = node.attrs.conv
             if len(a.kernel_shape) == 1:
@@ -231,9 +199,11 @@ class _Compiler:
         taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
                 for ci in range(1 if depthwise else x.channels)]
         reduction, pixels = len(taps), out_h * out_w
-        tr, tc = math.ceil(reduction / R), math.ceil(out_c / C)
-        ts = math.ceil(pixels / self.D)
-        pt = math.ceil(pixels / ts)
+        tiles = layer.row.tiles
+        tr, tc, ts, pt = tiles.row_tiles, tiles.col_tiles, tiles.spatial_tiles, tiles.spatial_tile
+        if (reduction, pixels) != (tiles.work.reduction, tiles.work.pixels):
+            self.fail(node, f"the program's tiles cover {tiles.work.reduction} x {tiles.work.pixels}, the layer "
+                            f"{reduction} x {pixels}")
         rq = node.attrs.requant
         f = layer.fields
         f.update(kind=ARRAY, in_base=x.base, in_h=x.height, in_w=x.width, out_w=out_w, sx=strides[1], sy=strides[0],
@@ -321,8 +291,8 @@ class _Compiler:
         self._pool_walk(layer)
 
     def _pool_walk(self, layer: Layer) -> None:
-        kh, kw = layer.pool.attrs.kernel_shape if layer.pool is not None else (1, 1)
-        layer.fields.update(pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
+        kh, kw = layer.row.pool or (1, 1)
+        layer.fields.update(pool=int(layer.row.pool is not None), pool_kh=kh, pool_kw=kw)
 
     def _writer_fields(self, layer: Layer, out: FeatureMap) -> None:
         layer.fields.update(out_base=out.base, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
@@ -347,19 +317,6 @@ class _Compiler:
             "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "TAP_W": self.tap_w, "W_W": self.weight_w,
         }
         return {name: max(width, 1) for name, width in widths.items()}  # no Verilog range is ever empty
-
-
-def _depthwise(node: Node, graph: Graph) -> bool:
-    """A Conv with one input and one output channel per group (channel multiplier 1)."""
-    if node.op != "QConv" or node.attrs.conv.group == 1:
-        return False
-    group = node.attrs.conv.group
-    return graph.shape(node.inputs[0])[1] == group and graph.shape(node.outputs[0])[1] == group
-
-
-def _taps(node: Node, x: FeatureMap) -> int:
-    """Kernel positions an array layer reduces over: a Conv's kernel, a Dense's input pixels."""
-    return int(np.prod(node.attrs.conv.kernel_shape)) if node.op == "QConv" else x.pixels
 
 
 def _per_channel(values, count: int) -> list[int]:

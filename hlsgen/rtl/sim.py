@@ -18,7 +18,8 @@ import numpy as np
 
 from ..build_folder import load_build
 from ..errors import DataError, MismatchError, TargetError, ToolError
-from ..hw import load_target, map_model, report_json
+from ..hw import load_target, report_json
+from ..hw.program_io import read_program
 from ..hw.cycles import utilization
 from ..npz_io import read_npz
 from ..progress import Step, silent
@@ -69,8 +70,8 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     if count == 0:
         raise DataError("no input images to simulate")
 
-    program = compile_program(graph, target)
-    mapping = map_model(graph, target)
+    mapping = read_program(folder, graph, target)
+    program = compile_program(mapping, graph)
     files = write_rtl(program, folder / "rtl")
     work = folder / "sim"
     work.mkdir(exist_ok=True)

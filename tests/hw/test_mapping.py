@@ -24,9 +24,12 @@ UNITS = {"QConv": "systolic_array", "QDense": "systolic_array", "MaxPool": "vect
 def test_every_op_gets_its_unit(model):
     graph = integer_graph(model)
     mapping = map_model(graph, target_with())
-    assert [layer.name for layer in mapping.layers] == [n.name for n in graph.topological()]
+    assert [n for layer in mapping.layers for n in layer.nodes] == [n.name for n in graph.topological()]
     for layer in mapping.layers:
         assert layer.unit == UNITS[layer.op], layer
+        assert layer.name == "+".join(layer.nodes)
+        if layer.pool is not None:  # a MaxPool in the writer of the row computing its input
+            assert graph.nodes[layer.nodes[1]].op == "MaxPool" and layer.output == graph.nodes[layer.nodes[1]].outputs[0]
         assert layer.cycles > 0 or layer.op == "Reshape"
     assert mapping.cycles == inference_cycles(mapping.input_elements, [l.cycles for l in mapping.layers],
                                               mapping.output_elements)
@@ -45,8 +48,9 @@ def test_macs_match_the_graph_costs():
     mapping = map_model(graph, target_with())
     for layer in mapping.layers:
         if layer.op == "QConv":
-            w = graph.constants[graph.nodes[layer.name].inputs[1]].shape
-            assert layer.macs == math.prod(layer.output_shape) * math.prod(w[1:])
+            w = graph.constants[graph.nodes[layer.nodes[0]].inputs[1]].shape
+            out = graph.shape(graph.nodes[layer.nodes[0]].outputs[0])
+            assert layer.macs == math.prod(out) * math.prod(w[1:])
 
 
 @pytest.mark.parametrize("model", ["mobilenet", "mobilenet_cifar"])
@@ -120,17 +124,17 @@ def _reject(graph_name, fragment_list, **changes):
 
 
 @pytest.mark.parametrize("changes, fragments", [
-    ({"buffers__input": Buffer(4, 16)}, ["layer 'conv1' (Conv)", "activation memory (buffers.input = 4 KiB)"]),
+    ({"buffers__input": Buffer(1, 16)}, ["layer 'conv1' (Conv)", "activation memory (buffers.input = 1 KiB)"]),
     ({"buffers__weight": Buffer(16, 16)}, ["layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB)"]),
     ({"line_buffer__max_row_width": 8}, ["layer 'conv1'", "line_buffer.max_row_width = 8"]),
-    ({"line_buffer__max_channels": 8}, ["layer 'pool1' (MaxPool)", "16 input channels", "line_buffer.max_channels = 8"]),
+    ({"line_buffer__max_channels": 8}, ["layer 'conv2' (Conv)", "16 input channels", "line_buffer.max_channels = 8"]),
     ({"line_buffer__max_kernel": 2}, ["layer 'conv1'", "3x3 window", "line_buffer.max_kernel = 2"]),
     ({"widths__operand_bits": 6, "widths__accumulator_bits": 32}, ["layer 'conv1'", "widths.operand_bits = 6"]),
     ({"widths__accumulator_bits": 17}, ["accumulator", "widths.accumulator_bits = 17"]),
     ({"buffers__accumulator": Buffer(1, 16), "array__cols": 512, "array__rows": 1},
      ["layer 'conv1'", "buffers.accumulator"]),
     ({"device__dsp": 100}, ["does not fit its device", "DSP"]),
-    ({"buffers__weight": Buffer(128, 1)}, ["layer 'conv1'", "weight memory", "4 accesses per bank"]),
+    ({"buffers__weight": Buffer(128, 1)}, ["layer 'conv1+pool1'", "weight memory", "4 accesses per bank"]),
 ])
 def test_rejections_name_the_layer_and_the_buffer(changes, fragments):
     _reject("digits", fragments, **changes)

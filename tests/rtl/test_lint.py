@@ -5,7 +5,7 @@ import pytest
 
 from hlsgen.hw import load_target
 from hlsgen.rtl import rtl_sources
-from hlsgen.rtl.program import compile_program
+from tests.rtl.program_of import rtl_program
 from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.toolchain import lint
 from tests.hw.models import integer_graph
@@ -28,7 +28,7 @@ def test_module_is_lint_clean(module):
 @pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
 @pytest.mark.parametrize("model", ["digits", "mnist-8", "residual", "mobilenet", "autoencoder"])
 def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
-    files = write_rtl(compile_program(integer_graph(model), load_target(target)), tmp_path)
+    files = write_rtl(rtl_program(integer_graph(model), load_target(target)), tmp_path)
     for top in (files.top, files.tb):
         ok, messages = lint(list(files.sources), top)
         assert ok, messages
@@ -39,7 +39,7 @@ def test_a_top_with_upsampling_and_lookup_tables_is_lint_clean(tmp_path):
     from tests.real_exports import images, real_ops_net
 
     graph = quantize_model(real_ops_net(), {"x": images(8, 0)}).graph
-    files = write_rtl(compile_program(graph, load_target("systolic8x8")), tmp_path)
+    files = write_rtl(rtl_program(graph, load_target("systolic8x8")), tmp_path)
     ok, messages = lint(list(files.sources), files.top)
     assert ok, messages
 
@@ -56,7 +56,7 @@ def test_a_top_with_3_bit_weights_is_lint_clean(tmp_path):
     graph = import_model(w3a3_digits(logits_bits=8))
     absorb_quantization(graph)
     optimize(graph)
-    program = compile_program(QuantizedModel(lower(graph, {}, BitConfig()), graph).graph, load_target("systolic16x16"))
+    program = rtl_program(QuantizedModel(lower(graph, {}, BitConfig()), graph).graph, load_target("systolic16x16"))
     assert program.widths["W_W"] == 3 and max(program.weights).bit_length() <= 16 * 3
     files = write_rtl(program, tmp_path)
     assert ".W_W(3)" in (files.folder / f"{files.top}.v").read_text()

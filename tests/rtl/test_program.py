@@ -5,7 +5,8 @@ import pytest
 
 from hlsgen.errors import MappingError
 from hlsgen.hw import load_target
-from hlsgen.rtl.program import ARRAY, compile_program
+from hlsgen.rtl.program import ARRAY
+from tests.rtl.program_of import rtl_program
 from tests.hw.models import integer_graph, target_with
 
 MODELS = ["digits", "mnist-8", "residual", "mobilenet", "autoencoder"]
@@ -15,7 +16,7 @@ MODELS = ["digits", "mnist-8", "residual", "mobilenet", "autoencoder"]
                 ids=lambda p: f"{p[0]}-{p[1]}")
 def program(request):
     model, target = request.param
-    return compile_program(integer_graph(model), load_target(target))
+    return rtl_program(integer_graph(model), load_target(target))
 
 
 def overlap(a, b, base_a, base_b) -> bool:
@@ -55,10 +56,10 @@ def test_every_array_lane_reads_its_own_bank(program):
 def test_a_map_read_one_tap_at_a_time_takes_any_channel_count():
     """24 channels on 16 rows: a 1x1 Conv (like a Dense on a 1x1 map) reads lane r's channels r (mod 16), so
     the map keeps R banks; a 3x3 Conv's lanes wrap past channel 23 onto other banks, which is refused."""
-    program = compile_program(integer_graph("odd_channels_1x1"), load_target("systolic16x16"))
+    program = rtl_program(integer_graph("odd_channels_1x1"), load_target("systolic16x16"))
     assert program.maps["r1"].channels == 24 and program.maps["r1"].banks == 16
     with pytest.raises(MappingError, match="'r1' has 24 channels.*reads several taps of it"):
-        compile_program(integer_graph("odd_channels_3x3"), load_target("systolic16x16"))
+        rtl_program(integer_graph("odd_channels_3x3"), load_target("systolic16x16"))
 
 
 def test_weight_rom_holds_the_weights_in_lane_order(program):
@@ -82,16 +83,16 @@ def test_weight_rom_holds_the_weights_in_lane_order(program):
 
 def test_what_the_rtl_cannot_do_is_refused_by_name():
     with pytest.raises(MappingError, match=r"layer '.+' \(.+\) has no RTL implementation"):
-        compile_program(integer_graph("vector_ops"), load_target("systolic16x16"))
+        rtl_program(integer_graph("vector_ops"), load_target("systolic16x16"))
     with pytest.raises(MappingError, match="weight-stationary"):
-        compile_program(integer_graph("digits"), target_with(array__dataflow="output_stationary"))
+        rtl_program(integer_graph("digits"), target_with(array__dataflow="output_stationary"))
 
 
 @pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16", "systolic32x32"])
 def test_a_dense_only_program_keeps_every_width_wide_enough(target):
     """Every map of the autoencoder is 1x1 and its addresses are short: a signed offset still holds a
     sign-extended window origin and a vector pixel index a column, so no replication is empty."""
-    program = compile_program(integer_graph("autoencoder"), load_target(target))
+    program = rtl_program(integer_graph("autoencoder"), load_target(target))
     assert {(m.height, m.width) for m in program.maps.values()} == {(1, 1)}
     assert all(layer.kind == ARRAY for layer in program.layers) and len(program.layers) == 10
     w = program.widths
@@ -104,7 +105,7 @@ def test_resize_reads_each_output_pixel_from_its_source_pixel():
     from tests.hls.helpers import quantize_model
     from tests.real_exports import images, real_ops_net
 
-    program = compile_program(quantize_model(real_ops_net(), {"x": images(8, 0)}).graph, load_target("systolic8x8"))
+    program = rtl_program(quantize_model(real_ops_net(), {"x": images(8, 0)}).graph, load_target("systolic8x8"))
     vector = [layer.fields for layer in program.layers if layer.kind != ARRAY]
     resize = next(layer.fields for layer in program.layers if layer.node.op == "Resize")
     assert resize["op"] == OP_REQ and (resize["ma"], resize["shift"], resize["a_zp"], resize["zp"]) == (1, 0, 0, 0)

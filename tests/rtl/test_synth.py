@@ -2,7 +2,7 @@
 import pytest
 
 from hlsgen.hw import load_target
-from hlsgen.rtl.program import compile_program
+from tests.rtl.program_of import rtl_program
 from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.synth import count_cells, synthesize
 from tests.hw.models import integer_graph
@@ -19,7 +19,7 @@ def test_cells_are_counted_as_fpga_resources():
 @pytest.mark.slow
 def test_the_example_accelerator_synthesizes_for_systolic16x16(tmp_path):
     target = load_target("systolic16x16")
-    files = write_rtl(compile_program(integer_graph("digits"), target), tmp_path / "rtl")
+    files = write_rtl(rtl_program(integer_graph("digits"), target), tmp_path / "rtl")
     r = synthesize(list(files.design_sources), files.top, tmp_path / "yosys", list(files.memories))
     pes = target.array.rows * target.array.cols
     assert pes <= r.dsp <= pes + 4 * target.array.cols  # one per PE, a few per requantizer and vector lane

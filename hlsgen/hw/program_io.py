@@ -1,0 +1,62 @@
+"""OUT/program.json: the layer program as the build writes it, and read back (`hlsgen sim` and the other
+commands that need the schedule read it from the build folder; they never map the model again)."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ..errors import PathError
+from ..ir import Graph
+from .mapping import PROGRAM_SCHEMA, BufferUse, LayerMap, Mapping, VectorTiles
+from .placement import MapPlacement, Memory
+from .target import Target
+from .tiling import ArrayTiles, ArrayWork
+
+PROGRAM_FILE = "program.json"
+
+
+def write_program(mapping: Mapping, folder: Path) -> None:
+    (Path(folder) / PROGRAM_FILE).write_text(json.dumps(mapping.to_json(), indent=1) + "\n")
+
+
+def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
+    """The layer program of build folder `folder`, whose integer graph is `graph`, for `target`."""
+    path = Path(folder) / PROGRAM_FILE
+    if not path.is_file():
+        raise PathError(f"{folder} has no {PROGRAM_FILE} (built by an older hlsgen?): build it again")
+    data = json.loads(path.read_text())
+    if data.get("schema") != PROGRAM_SCHEMA or data["target"]["name"] != target.name:
+        raise PathError(f"{path} is not a layer program of schema {PROGRAM_SCHEMA} for {target.name}: build again")
+    layers = tuple(_row(row, graph, target) for row in data["rows"])
+    m = data["memory"]
+    maps = tuple(_placement(name, fields, graph) for name, fields in m["maps"].items())
+    memory = Memory(maps, dict(m["aliases"]), tuple(m["plane_depth"]), m["depthwise_depth"], m["depthwise_copies"])
+    cycles = data["cycles"]
+    return Mapping(target, data["model"], layers, cycles["input"], cycles["output"], data["resources"], data["fit"],
+                   memory)
+
+
+def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
+    t = row["tiles"]
+    if row["unit"] == "systolic_array":
+        work = ArrayWork(t["groups"], t["reduction"], t["out_channels"], t["pixels"], t["depthwise"])
+        tiles = ArrayTiles(work, target.array.dataflow, t["row_tile"], t["col_tile"], t["spatial_tile"])
+    elif t:
+        tiles = VectorTiles(t["lanes"], t["channels"], t["passes"], t["positions"])
+    else:
+        tiles = None
+    buffers = tuple(BufferUse(name, used, capacity) for name, (used, capacity) in row["buffers"].items())
+    bits = row["bits"]
+    return LayerMap(row["name"], row["op"], row["unit"], row["kind"], tuple(row["inputs"]), row["output"],
+                    tuple(row["input_shape"]), tuple(row["output_shape"]), row["macs"], row["cycles"], tiles, buffers,
+                    row["weight_bytes"], graph.nodes[row["nodes"][0]].attrs, tuple(row["live"]),
+                    (bits["input"], bits["output"], bits["weights"]), tuple(tuple(s) for s in row["input_shapes"]),
+                    tuple(row["nodes"]), tuple(row["fused_pool"]) if row["fused_pool"] else None,
+                    row["accumulator_bits"] or 0)
+
+
+def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:
+    dw_base = f["depthwise_copy_base"]
+    return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[name], f["written_by"],
+                        f["last_read_by"], f["array_read"], f["tap_read"], dw_base is not None,
+                        f["banks"].bit_length() - 1, f["plane"], f["base"], dw_base or 0, f["bank_conflicts"])
