@@ -1,6 +1,6 @@
 """Whole-model benches: build a model with `hlsgen build`, stream its images through the generated
 top (Verilator, through cocotb's runner) and require every output integer to equal the integer
-reference; the RTL's cycles must stay within 5% of the performance model.
+reference; the RTL's cycles must stay within 2% of the performance model.
 
 The default suite runs the example on systolic16x16, mnist-8 on systolic8x8 and the dense-only
 autoencoder (every map 1x1) on systolic16x16, a few images each; `make test-slow` runs the five test
@@ -12,7 +12,7 @@ from bench import build_root
 from hlsgen.rtl.sim import simulate
 from models import NAMES
 
-CYCLE_TOLERANCE = 0.05
+CYCLE_TOLERANCE = 0.02
 OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640}  # output integers per image
 
 

@@ -9,8 +9,10 @@ from __future__ import annotations
 import math
 
 REQUANT_LATENCY = 3  # multiply, round-shift, saturate
+RESULT_LATENCY = 3  # the array's other result registers: accumulator read, requantizer input, writer
 LAYER_OVERHEAD = 4  # the sequencer configures the layer
-VECTOR_LATENCY = 3
+VECTOR_LATENCY = 4  # read, compute, requantize, write
+STREAM_LATENCY = 3  # the input stream's last write and the output stream's first read
 
 
 def spatial_tiles(pixels: int, count: int) -> list[int]:
@@ -24,10 +26,12 @@ def spatial_tiles(pixels: int, count: int) -> list[int]:
 
 def weight_stationary_cycles(rows: int, cols: int, groups: int, row_tiles: int, col_tiles: int,
                              tile_pixels: list[int]) -> int:
-    """R (first weight load) + Σ over (group, spatial, column, row) tiles of max(P_t, R)
-    + (R + C - 1) drain + REQUANT_LATENCY + LAYER_OVERHEAD."""
+    """R (first weight load) + Σ over (group, spatial, column, row) tiles of max(P_t, R), except the last
+    tile, which streams its P_t pixels only (no next weights to wait for) + (R + C - 1) drain
+    + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD."""
     stream = groups * col_tiles * row_tiles * sum(max(p, rows) for p in tile_pixels)
-    return rows + stream + (rows + cols - 1) + REQUANT_LATENCY + LAYER_OVERHEAD
+    stream -= max(tile_pixels[-1], rows) - tile_pixels[-1]
+    return rows + stream + (rows + cols - 1) + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD
 
 
 def output_stationary_cycles(rows: int, cols: int, groups: int, reduction: int, pixels: int, col_tiles: int) -> int:
@@ -51,8 +55,8 @@ def copy_cycles(output_elements: int, lanes: int) -> int:
 
 
 def inference_cycles(input_elements: int, layer_cycles: list[int], output_elements: int) -> int:
-    """AXI-Stream in (one element per beat) + Σ layers + AXI-Stream out."""
-    return input_elements + sum(layer_cycles) + output_elements
+    """AXI-Stream in (one element per beat) + Σ layers + AXI-Stream out + STREAM_LATENCY."""
+    return input_elements + sum(layer_cycles) + output_elements + STREAM_LATENCY
 
 
 def ideal_cycles(macs: int, rows: int, cols: int) -> int:

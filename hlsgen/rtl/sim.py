@@ -187,14 +187,9 @@ def _record(path: Path, result: SimResult, program, mapping) -> None:
     """total.cycles_rtl and layers[].cycles_rtl in report.json; utilization from the RTL's cycles."""
     report = json.loads(path.read_text()) if path.is_file() else report_json(mapping)
     rows, cols = program.rows, program.cols
-    by_node = {}
-    for layer in program.layers:
-        by_node[layer.covers[0]] = result.layer_cycles[layer.name]
-        for fused in layer.covers[1:]:
-            by_node[fused] = 0
-    for entry in report.get("layers", []):
-        if entry["name"] in by_node:
-            entry["cycles_rtl"] = by_node[entry["name"]]
+    for entry in report.get("layers", []):  # the program's rows (a Reshape's has no RTL layer)
+        if entry["name"] in result.layer_cycles:
+            entry["cycles_rtl"] = result.layer_cycles[entry["name"]]
             entry["utilization_model"] = entry.get("utilization_model", entry.get("utilization"))
             entry["utilization"] = round(utilization(entry["macs"], entry["cycles_rtl"], rows, cols), 4)
     total = report.setdefault("total", {})
