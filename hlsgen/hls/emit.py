@@ -9,23 +9,30 @@ from pathlib import Path
 import numpy as np
 
 from .. import __version__
-from ..hw import Target
+from ..hw import Target, map_model
 from ..ir import Graph
 from .cnames import initializer, storage_type
 from .design import Design, build_design
 from .render import render
-from .tbdata import write_data
+from .overlay import OverlayDesign, write_overlay
+from .tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 
 INCLUDE_DIR = Path(__file__).resolve().parent / "include"
 PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
-INPUT_FILE, EXPECTED_FILE = "tb_input.dat", "tb_expected.dat"
 
 
 def write_hls(out: Path, graph: Graph, target: Target, top: str, source: str, int_inputs: dict[str, np.ndarray],
-              int_outputs: dict[str, np.ndarray], mapping=None, offchip: frozenset[str] | None = None) -> Design:
+              int_outputs: dict[str, np.ndarray], mapping=None, offchip: frozenset[str] | None = None,
+              design: str = "overlay") -> Design | OverlayDesign:
     """Render the HLS sources of integer graph `graph` into `out` (created), with `int_inputs` and the
     integer reference's `int_outputs` (arrays keyed by graph input/output name) as testbench data.
-    `mapping` (hlsgen.hw.map_model) gives each layer's loop nest; `offchip` see design.build_design."""
+    `design` "overlay": the target's accelerator sequenced by the layer program `mapping` (hlsgen.hw.map_model,
+    computed when not given; every weight on chip); "dataflow": one kernel per layer around its loop nest,
+    `offchip` see design.build_design."""
+    if design == "overlay":
+        return write_overlay(out, graph, mapping or map_model(graph, target), top, source, int_inputs, int_outputs)
+    if design != "dataflow":
+        raise ValueError(f"unknown HLS design {design!r} (overlay or dataflow)")
     design = build_design(graph, target, top, mapping, offchip)
     top = design.top
     (out / "kernels").mkdir(parents=True, exist_ok=True)
@@ -66,15 +73,6 @@ def write_hls(out: Path, graph: Graph, target: Target, top: str, source: str, in
     for name in PORTABLE_HEADERS:
         shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
     return design
-
-
-def write_test_data(folder: Path, graph: Graph, int_inputs: dict[str, np.ndarray],
-                    int_outputs: dict[str, np.ndarray], input_file: str = INPUT_FILE,
-                    expected_file: str = EXPECTED_FILE) -> int:
-    """The testbench's input and expected-output files (ports in graph order); returns the sample count."""
-    samples, _ = write_data(folder / input_file, [int_inputs[t] for t in graph.inputs])
-    write_data(folder / expected_file, [int_outputs[t] for t in graph.outputs])
-    return samples
 
 
 def _offchip_entry(o) -> dict:

@@ -11,6 +11,7 @@ import numpy as np
 from .layout import to_stream
 
 MAGIC = "hlsgen-data"
+INPUT_FILE, EXPECTED_FILE = "tb_input.dat", "tb_expected.dat"
 
 
 def write_data(path: Path, arrays: list[np.ndarray]) -> tuple[int, int]:
@@ -20,3 +21,11 @@ def write_data(path: Path, arrays: list[np.ndarray]) -> tuple[int, int]:
     lines += [" ".join(map(str, row.tolist())) for row in rows]
     path.write_text("\n".join(lines) + "\n")
     return rows.shape
+
+
+def write_test_data(folder: Path, graph, int_inputs: dict[str, np.ndarray], int_outputs: dict[str, np.ndarray],
+                    input_file: str = INPUT_FILE, expected_file: str = EXPECTED_FILE) -> int:
+    """The testbench's input and expected-output files (ports in graph order); returns the sample count."""
+    samples, _ = write_data(folder / input_file, [int_inputs[t] for t in graph.inputs])
+    write_data(folder / expected_file, [int_outputs[t] for t in graph.outputs])
+    return samples

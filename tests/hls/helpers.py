@@ -22,11 +22,12 @@ def quantize_model(model: onnx.ModelProto, calib: dict[str, np.ndarray], bits: i
 
 
 def generate(quantized: QuantizedModel, inputs: dict[str, np.ndarray], out: Path, target: str = "systolic16x16",
-             top: str = "tiny", offchip=None):
-    """OUT/hls-style sources in `out`, with `inputs` (real values) and their integer reference outputs."""
+             top: str = "tiny", offchip=None, design: str = "dataflow"):
+    """OUT/hls-style sources in `out`, with `inputs` (real values) and their integer reference outputs;
+    `design` as write_hls takes it (these helpers' callers test the per-layer kernels unless they say)."""
     int_inputs = quantized.quantize_inputs(inputs)
     return write_hls(out, quantized.graph, load_target(target), top, f"{top}.onnx", int_inputs,
-                     quantized.run_int(int_inputs), offchip=offchip)
+                     quantized.run_int(int_inputs), offchip=offchip, design=design)
 
 
 def csim(hls_dir: Path, portable: bool = False) -> CsimResult:

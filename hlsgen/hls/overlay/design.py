@@ -1,0 +1,160 @@
+"""Write OUT/hls/ as the overlay: the target's accelerator (one R x C array, one vector unit, the writer,
+the activation and weight memories) as hand-written C++ units, plus this model's layer program and ROMs,
+plus the top function, the self-checking testbench and its data, run_hls.tcl, a README and the portable
+headers. Also what the report needs to say about it (MACs per cycle, DSP / BRAM estimate, ROM bits)."""
+from __future__ import annotations
+
+import math
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ... import __version__
+from ...ir import Graph
+from ..cnames import Names, tensor_type
+from ..design import Port, interface_pragmas
+from ..layout import order_text
+from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
+from ..render import render
+from .program import PLACE_FIELDS, ROW_FIELDS, OverlayProgram, build_program
+from .roms import bram18
+
+INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
+PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
+WORDS_PER_LINE = 4
+REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
+LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
+
+
+@dataclass(frozen=True)
+class OverlayDesign:
+    top: str
+    rows: int  # program rows
+    macs_per_cycle: int  # R x C, whatever the layer count
+    dsp: int  # estimated DSP slices of the C++ design
+    bram_18k: int  # estimated 18 Kib block RAMs
+    weight_rom_bits: int  # the packed weights (each layer at its own width)
+    weight_rom_words: int  # 64-bit words Vitis stores (with the last word's padding and the spare words)
+
+    def to_json(self) -> dict:
+        return {"design": "overlay", "rows": self.rows, "macs_per_cycle": self.macs_per_cycle,
+                "dsp": self.dsp, "bram_18k": self.bram_18k, "weight_rom_bits": self.weight_rom_bits,
+                "weight_rom_words": self.weight_rom_words}
+
+
+def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_inputs: dict[str, np.ndarray],
+                  int_outputs: dict[str, np.ndarray]) -> OverlayDesign:
+    """Render the overlay's sources for integer graph `graph` with its layer program `mapping`
+    (hlsgen.hw.map_model) into `out`, with `int_inputs` and the integer reference's `int_outputs` as
+    testbench data."""
+    target = mapping.target
+    program = build_program(graph, mapping)
+    names = Names()
+    top = names.take(top)
+    ports = [_port(graph, names, t, "input") for t in graph.inputs]
+    ports += [_port(graph, names, t, "output") for t in graph.outputs]
+    config = _config(mapping, program)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "portable").mkdir(exist_ok=True)
+    common = {"version": __version__, "top": top, "source": source, "target": target.name}
+    port_dicts = [vars(p) | {"place": q.place} for p, q in zip(ports, [*program.inputs, *program.outputs])]
+    files = {
+        "hlsgen_ops.h": render("hlsgen_ops.h.j2", **common),
+        "overlay_config.h": render("overlay/config.h.j2", **common, c=config, row_fields=ROW_FIELDS,
+                                   place_fields=PLACE_FIELDS),
+        "overlay_units.h": render("overlay/units.h.j2", **common, c=config),
+        f"{top}_program.h": render("overlay/program.h.j2", **common, p=program, row_fields=ROW_FIELDS,
+                                   place_fields=PLACE_FIELDS, ports=port_dicts, weight_lines=_hex_lines(program),
+                                   names=[_c_string(r.name) for r in program.rows],
+                                   tensors=[_c_string(r.output) for r in program.rows]),
+        f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=port_dicts),
+        f"{top}.cpp": render("overlay/top.cpp.j2", **common, ports=port_dicts,
+                             top_pragmas=top_pragmas(ports, program)),
+    }
+    for name, text in files.items():
+        (out / name).write_text(text)
+    samples = write_test_data(out, graph, int_inputs, int_outputs)
+    (out / f"{top}_tb.cpp").write_text(render(
+        "overlay/testbench.cpp.j2", **common, ports=port_dicts,
+        inputs_per_sample=sum(p.count for p in ports if p.direction == "input"),
+        outputs_per_sample=sum(p.count for p in ports if p.direction == "output"),
+        input_file=INPUT_FILE, expected_file=EXPECTED_FILE))
+    tcl = dict(common, part=target.device.part, clock_mhz=f"{target.clock_mhz:g}",
+               period_ns=f"{1000.0 / target.clock_mhz:.3f}", input_file=INPUT_FILE, expected_file=EXPECTED_FILE)
+    (out / "run_hls.tcl").write_text(render("run_hls.tcl.j2", **tcl))
+    (out / "README.md").write_text(render("overlay/README.md.j2", **tcl, ports=port_dicts, samples=samples,
+                                          rows=len(program.rows), c=config))
+    shutil.copyfile(INCLUDE_DIR / "hlsgen_axis.h", out / "hlsgen_axis.h")
+    for name in PORTABLE_HEADERS:
+        shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
+    R, C = target.array.rows, target.array.cols
+    return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
+                         program.weight_bits, len(program.weight_words))
+
+
+def top_pragmas(ports: list[Port], program: OverlayProgram) -> list[str]:
+    """The top function's interfaces and the partitioning of the memories it declares or reads: the
+    activation memory by plane and bank, the depthwise copies by copy and lane, the tap and parameter
+    ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once."""
+    return [*interface_pragmas(ports, []),
+            "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=1",
+            "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2",
+            "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=1",
+            "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=2",
+            "#pragma HLS ARRAY_PARTITION variable=tap_rom type=complete dim=2",
+            "#pragma HLS ARRAY_PARTITION variable=par_rom type=complete dim=2",
+            f"#pragma HLS ARRAY_PARTITION variable=wrom type=cyclic factor={program.row_words} dim=1"]
+
+
+def _config(mapping, program: OverlayProgram) -> dict:
+    target, memory = mapping.target, mapping.memory
+    fields = [dict(zip((n for n, _ in ROW_FIELDS), r.values)) for r in program.rows]
+    ports = [p.count for p in (*program.inputs, *program.outputs)]
+    return {"rows": target.array.rows, "cols": target.array.cols, "act_depth": max(memory.plane_depth),
+            "dw_copies": max(memory.dw_copies, 1), "dw_depth": memory.dw_depth, "acc_depth": program.acc_depth,
+            "pool_tiles": program.pool_tiles, "pool_depth": program.pool_depth, "row_words": program.row_words,
+            "act_bits": program.act_bits, "act_min": -(1 << (program.act_bits - 1)),
+            "weight_bits": program.weight_max_bits, "acc_bits": target.widths.accumulator_bits,
+            "max_spatial_tiles": max([1] + [f["ts"] for f in fields]),
+            "max_column_tiles": max([1] + [f["tc"] for f in fields]),
+            "max_row_tiles": max([1] + [f["tr"] for f in fields]),
+            "max_passes": max([1] + [f["passes"] for f in fields]),
+            "max_pixels": max([1] + [f["pixels"] * max(f["kh"] * f["kw"], 1) * f["o_rounds"] for f in fields]),
+            "max_port": max([1] + ports)}
+
+
+def _bram(c: dict, program: OverlayProgram) -> int:
+    """18 Kib blocks of the memories Vitis builds from the C++ (each partition its own memory; memories
+    under LUTRAM_BITS go to LUT RAM)."""
+    def blocks(count: int, depth: int, width: int) -> int:
+        return count * (bram18(depth, width) if depth * width > LUTRAM_BITS else 0)
+
+    R, C, act = c["rows"], c["cols"], c["act_bits"]
+    rows = program.row_words
+    total = blocks(2 * R, c["act_depth"], act)
+    if c["dw_depth"] > 1:
+        total += blocks(c["dw_copies"] * C, c["dw_depth"], act)
+    total += blocks(C, c["acc_depth"], c["acc_bits"])
+    total += blocks(rows, math.ceil(len(program.weight_words) / rows), 64)
+    total += blocks(C, len(program.params), c["acc_bits"] + 3 * 32)
+    total += blocks(R, len(program.taps), 4 * 32)
+    total += blocks(C, c["pool_depth"], act) + blocks(1, len(program.lut), act)
+    return total
+
+
+def _port(graph: Graph, names: Names, tensor: str, direction: str) -> Port:
+    shape, q = graph.shape(tensor), graph.quant[tensor]
+    name = names.take(tensor)
+    return Port(name, tensor, names.take(f"{tensor}_t"), tensor_type(q), direction, list(shape),
+                int(np.prod(shape)), order_text(shape), float(f"{q.scale:.9g}"), q.zero_point)
+
+
+def _hex_lines(program: OverlayProgram) -> list[str]:
+    words = [f"0x{w:016x}ULL," for w in program.weight_words]
+    return [" ".join(words[i:i + WORDS_PER_LINE]) for i in range(0, len(words), WORDS_PER_LINE)]
+
+
+def _c_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -1,0 +1,288 @@
+"""The overlay's program table and ROM contents, read off the layer program (hlsgen.hw.Mapping).
+
+Nothing here decides a schedule: units, tiles, MaxPool fusion, feature-map placement and weight widths
+all come from the mapping. This module only spells them as the C++ rows and ROMs the hand-written units
+(templates/hls/overlay/units.h.j2) walk, in the RTL's order: array rows reduce over k = tap * C_in + c_in
+(input channel fastest; depthwise: k = tap, a channel per column), tiles go spatial > column > row, and
+lane r of the array reads bank r of the activation memory.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...errors import MappingError, UnsupportedModelError
+from ...hw.placement import map_shape
+from ...ir import Graph, Node
+from ...ops.pool import pool_windows
+from .roms import BitStream
+
+ARRAY, VECTOR = 0, 1
+OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE = range(9)
+
+# The fields of one program row (C++ `struct Row`, every field an int), with what each means.
+ROW_FIELDS = (
+    ("unit", "0 systolic array, 1 vector unit"),
+    ("op", "OP_* of the unit"),
+    ("in_plane", "input map: plane"), ("in_base", "base address"), ("in_lg", "log2 of its channel banks"),
+    ("in_c", "channels"), ("in_h", "height"), ("in_w", "width"), ("in_zp", "zero point (QLut: the table's first input)"),
+    ("b_plane", "second input (QAdd): plane"), ("b_base", "base address"), ("b_lg", "log2 of its banks"),
+    ("b_zp", "zero point"),
+    ("dw", "array: depthwise mode (reads the depthwise window copies)"), ("dw_base", "input's copy address"),
+    ("out_h", "rows computed (before a fused pool)"), ("out_w", "columns computed"), ("pixels", "out_h * out_w"),
+    ("sy", "stride"), ("sx", "stride"), ("pad_t", "padding above"), ("pad_l", "padding left"),
+    ("kh", "window"), ("kw", "window"), ("dil_y", "dilation"), ("dil_x", "dilation"),
+    ("uy", "Resize: upsampling"), ("ux", "Resize: upsampling"),
+    ("tr", "array: row tiles"), ("tc", "array: column tiles"), ("ts", "array: spatial tiles"),
+    ("pt", "array: pixels per spatial tile"), ("passes", "vector: channel blocks of C lanes"),
+    ("w_bit", "array: first bit of its weights in the weight ROM"), ("wbits", "array: weight width"),
+    ("tap_base", "array: first tap-table word"), ("par_base", "array: first parameter word"),
+    ("lut_base", "QLut: first table entry"), ("aux_base", "average pool: first window count"),
+    ("div_base", "average pool: first divisor"),
+    ("neg", "array: a negative multiplier applies (fused LeakyRelu)"),
+    ("ma", "multiplier"), ("mb", "second multiplier"), ("shift", "shift"), ("zp", "output zero point"),
+    ("lo", "saturation low"), ("hi", "saturation high"),
+    ("o_plane", "written map: plane"), ("o_base", "base address"), ("o_lg", "log2 of its banks"),
+    ("o_h", "height"), ("o_w", "width"), ("o_channels", "channels"),
+    ("o_rounds", "writes per pixel: C for a map kept whole in every bank (G = 1), else 1"),
+    ("o_dw", "also written to the depthwise window copies"), ("o_dw_base", "its copy address"),
+    ("pool", "a MaxPool runs in the writer"), ("pool_kh", "its window (= stride)"), ("pool_kw", "its window"),
+)
+PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base")
+VECTOR_OPS = {"QAdd": OP_ADD, "QRequant": OP_REQ, "QLut": OP_LUT, "GlobalMaxPool": OP_GMAX, "MaxPool": OP_MAXPOOL,
+              "Resize": OP_RESIZE}
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str  # the layer program's row name ("conv1+pool1" for a fused MaxPool)
+    output: str  # the tensor it writes (what an HLSGEN_TRACE build logs)
+    values: tuple[int, ...]  # in ROW_FIELDS order
+
+
+@dataclass(frozen=True)
+class Port:
+    tensor: str
+    place: tuple[int, ...]  # in PLACE_FIELDS order
+    count: int
+
+
+@dataclass(frozen=True)
+class OverlayProgram:
+    rows: tuple[Row, ...]
+    inputs: tuple[Port, ...]
+    outputs: tuple[Port, ...]
+    weight_words: tuple[int, ...]  # 64-bit words, weights at each layer's width, spare words at the end
+    weight_bits: int  # bits the weights occupy (before the last word's padding and the spare words)
+    taps: tuple[tuple[tuple[int, int, int, int], ...], ...]  # per row tile: R lanes of (valid, dy, dx, offset)
+    params: tuple[tuple[tuple[int, int, int, int], ...], ...]  # per column tile: C of (bias, mult, neg mult, shift)
+    lut: tuple[int, ...]
+    aux: tuple[int, ...]  # average pools: every output pixel's window count
+    divisors: tuple[tuple[int, int], ...]  # average pools: (multiplier, shift) by count
+    act_bits: int  # activation memory word (signed)
+    weight_max_bits: int  # PE weight registers
+    acc_depth: int  # pixels per column of the accumulators (the largest spatial tile)
+    pool_tiles: int  # column tiles a fused pool keeps running maxima for
+    pool_depth: int  # words of the fused pool's row buffer
+    row_words: int  # weight ROM words one PE row's weights can span
+
+
+def build_program(graph: Graph, mapping) -> OverlayProgram:
+    return _Builder(graph, mapping).run()
+
+
+class _Builder:
+    def __init__(self, graph: Graph, mapping):
+        self.graph, self.mapping = graph, mapping
+        self.R, self.C = mapping.target.array.rows, mapping.target.array.cols
+        self.weights = BitStream()
+        self.taps: list[tuple] = []
+        self.params: list[tuple] = []
+        self.lut: list[int] = []
+        self.aux: list[int] = []
+        self.divisors: list[tuple[int, int]] = []
+
+    def run(self) -> OverlayProgram:
+        if self.R != self.C:
+            raise MappingError(f"the overlay's vector lanes read the array's banks one to one: it needs a square "
+                               f"array, not {self.R} x {self.C}")
+        rows = []
+        for layer in self.mapping.layers:
+            if layer.unit == "none":  # a Reshape: its output is an alias of its input's map
+                continue
+            node = self.graph.nodes[layer.nodes[0]]
+            try:
+                values = self._array(layer, node) if layer.unit == "systolic_array" else self._vector(layer, node)
+            except MappingError as exc:
+                raise MappingError(f"{self.graph.describe(node.name)}: {exc}") from None
+            rows.append(Row(layer.name, layer.output, tuple(values[name] for name, _ in ROW_FIELDS)))
+        place = self.mapping.placement
+        maps = [place(t) for t in [*self.graph.inputs, *(r.output for r in rows)]]
+        act_bits = max([2] + [m.quant.bits + (0 if m.quant.signed else 1) for m in maps])
+        array_rows = [layer for layer in self.mapping.layers if layer.unit == "systolic_array"]
+        pooled = [dict(zip((n for n, _ in ROW_FIELDS), r.values)) for r in rows]
+        pooled = [f for f in pooled if f["pool"]]
+        wmax = max([2] + [layer.weight_bits for layer in array_rows])
+        return OverlayProgram(
+            tuple(rows), tuple(self._port(t) for t in self.graph.inputs), tuple(self._port(t) for t in self.graph.outputs),
+            tuple(self.weights.words(self._row_words(wmax))), self.weights.bits, tuple(self.taps), tuple(self.params),
+            tuple(self.lut), tuple(self.aux), tuple(self.divisors), act_bits, wmax,
+            max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
+            max([1] + [max(f["tc"], f["passes"]) for f in pooled]),
+            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax))
+
+    def _row_words(self, wmax: int) -> int:
+        """64-bit words a row of C weights can touch: C * wmax bits starting anywhere in a word."""
+        return math.ceil(self.C * wmax / 64) + 1
+
+    def _port(self, tensor: str) -> Port:
+        m = self.mapping.placement(tensor)
+        return Port(tensor, self._place(m), int(np.prod(self.graph.shape(tensor))))
+
+    @staticmethod
+    def _place(m) -> tuple[int, ...]:
+        return (m.plane, m.base, m.lg, m.channels, m.height, m.width, int(m.dw_read), m.dw_base)
+
+    def _row(self, layer) -> dict[str, int]:
+        """Every field 0, then the writer's: the map the row writes."""
+        f = {name: 0 for name, _ in ROW_FIELDS}
+        out = self.mapping.placement(layer.output)
+        kh, kw = layer.pool or (1, 1)
+        f.update(o_plane=out.plane, o_base=out.base, o_lg=out.lg, o_h=out.height, o_w=out.width,
+                 o_channels=out.channels, o_rounds=self.C if out.conflicts else 1, o_dw=int(out.dw_read),
+                 o_dw_base=out.dw_base, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
+        return f
+
+    def _input(self, f: dict, tensor: str, prefix: str = "in") -> object:
+        m = self.mapping.placement(tensor)
+        f.update({f"{prefix}_plane": m.plane, f"{prefix}_base": m.base, f"{prefix}_lg": m.lg})
+        if prefix == "in":
+            f.update(in_c=m.channels, in_h=m.height, in_w=m.width, dw_base=m.dw_base)
+        return m
+
+    # ---- systolic array rows -----------------------------------------------------------------------
+    def _array(self, layer, node: Node) -> dict[str, int]:
+        R, C = self.R, self.C
+        f = self._row(layer)
+        x = self._input(f, layer.inputs[0])
+        w = self.graph.constants[node.inputs[1]].astype(np.int64)
+        depthwise = layer.kind == "depthwise"
+        if layer.kind == "grouped_conv":
+            raise UnsupportedModelError("grouped convolutions other than depthwise do not run on the overlay's array")
+        if node.op == "QConv":
+            a = node.attrs.conv
+            if len(a.kernel_shape) == 1:
+                kernel, strides, dil, pads = (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations), (0, a.pads[0])
+            else:
+                kernel, strides, dil, pads = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
+            out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
+            w4 = w if w.ndim == 4 else w[:, :, None, :]
+            matrix = w4.transpose(2, 3, 1, 0).reshape(-1, out_c)  # k = (ky * kw + kx) * C_in + c_in
+        else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C + c
+            kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
+            out_c, out_h, out_w = int(w.shape[1]), 1, 1
+            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3).reshape(-1, out_c)
+        taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
+                for ci in range(1 if depthwise else x.channels)]
+        tiles = layer.tiles
+        if tiles.row_tile != min(len(taps), R) or tiles.col_tile != min(out_c, C):
+            raise MappingError(f"the overlay runs full array tiles ({R} lanes, {C} columns), not the program's "
+                               f"{tiles.row_tile} x {tiles.col_tile}")
+        tr, tc = math.ceil(len(taps) / R), math.ceil(out_c / C)
+        rq = node.attrs.requant
+        f.update(unit=ARRAY, op=OP_MAC, in_zp=node.attrs.input_zero_point, dw=int(depthwise), out_h=out_h,
+                 out_w=out_w, pixels=out_h * out_w, sy=strides[0], sx=strides[1], pad_t=pads[0], pad_l=pads[1],
+                 tr=tr, tc=tc, ts=tiles.spatial_tiles, pt=tiles.spatial_tile, wbits=layer.weight_bits,
+                 tap_base=len(self.taps), par_base=len(self.params), neg=int(rq.neg_multiplier is not None),
+                 zp=rq.zero_point, lo=rq.lo, hi=rq.hi)
+        for t in range(tr):
+            lanes = []
+            for r in range(R):
+                k = t * R + r
+                if k >= len(taps):
+                    lanes.append((0, 0, 0, 0))
+                    continue
+                dy, dx, ci = taps[k]
+                if not depthwise and ci % x.banks != r % x.banks:
+                    raise MappingError(f"lane {r} of row tile {t} reads channel {ci}, which is not in its bank")
+                coff = (0 if depthwise else (ci >> x.lg) * x.pixels) + dy * x.width + dx
+                lanes.append((1, dy, dx, coff))
+            self.taps.append(tuple(lanes))
+        padded = np.zeros((tr * R, tc * C), np.int64)
+        padded[:len(taps), :out_c] = matrix
+        tiles_in_order = [padded[t * R:(t + 1) * R, ct * C:(ct + 1) * C] for ct in range(tc) for t in range(tr)]
+        f["w_bit"] = self.weights.append(np.stack(tiles_in_order), layer.weight_bits)
+        bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
+                else np.zeros(out_c, np.int64))
+        mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
+        neg = _per_channel(rq.neg_multiplier, out_c) if rq.neg_multiplier is not None else [0] * out_c
+        for ct in range(tc):
+            self.params.append(tuple((int(bias[m]), mult[m], neg[m], shift[m]) if m < out_c else (0, 0, 0, 0)
+                                     for m in range(ct * C, ct * C + C)))
+        return f
+
+    # ---- vector unit rows --------------------------------------------------------------------------
+    def _vector(self, layer, node: Node) -> dict[str, int]:
+        f = self._row(layer)
+        x = self._input(f, layer.inputs[0])
+        a = node.attrs
+        out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
+        f.update(unit=VECTOR, passes=math.ceil(x.channels / self.C), out_h=out_h, out_w=out_w, pixels=out_h * out_w,
+                 ma=1, uy=1, ux=1)
+        if node.op == "QAdd":
+            b = self._input(f, layer.inputs[1], "b")
+            if (b.channels, b.height, b.width) != (x.channels, x.height, x.width) or b.plane == x.plane:
+                raise UnsupportedModelError("a QAdd of maps of different shapes (broadcasting), or of two maps in "
+                                            "one activation plane, does not run on the overlay's vector unit")
+            f.update(op=OP_ADD, in_zp=a.a_zero_point, b_zp=a.b_zero_point, ma=a.a_multiplier, mb=a.b_multiplier,
+                     shift=a.shift, zp=a.zero_point, lo=a.lo, hi=a.hi)
+        elif node.op == "QRequant":
+            f.update(op=OP_REQ, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift, zp=a.zero_point,
+                     lo=a.lo, hi=a.hi)
+        elif node.op == "QLut":
+            f.update(op=OP_LUT, in_zp=a.input_min, lut_base=len(self.lut))
+            self.lut.extend(int(v) for v in a.table)
+        elif node.op == "Resize":
+            up_y, up_x = a.scales if len(a.scales) == 2 else (1, *a.scales)
+            if int(up_y) != up_y or int(up_x) != up_x:
+                raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
+            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x))
+        elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
+            if node.op == "QAveragePool":
+                (count, m, s), = a.divisors
+                f.update(op=OP_GAVG, in_zp=a.input_zero_point, ma=m, shift=s, zp=a.zero_point, lo=a.lo, hi=a.hi)
+            else:
+                f.update(op=OP_GMAX)
+            f.update(out_h=x.height, out_w=x.width, pixels=x.pixels)  # the pass walks the input's pixels
+        elif node.op in ("MaxPool", "QAveragePool"):
+            self._window_pool(f, node, x)
+        else:
+            raise UnsupportedModelError(f"{node.op} has no overlay unit")
+        if f["o_rounds"] != 1 and f["op"] not in (OP_ADD, OP_REQ, OP_LUT, OP_RESIZE):
+            raise MappingError("a pooled map kept whole in every bank (G = 1) is not written by the vector unit")
+        return f
+
+    def _window_pool(self, f: dict, node: Node, x) -> None:
+        a = node.attrs.pool if node.op == "QAveragePool" else node.attrs
+        if len(a.kernel_shape) == 1:
+            kernel, strides, dil, pads = (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations), (0, a.pads[0])
+        else:
+            kernel, strides, dil, pads = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
+        f.update(op=OP_MAXPOOL, kh=kernel[0], kw=kernel[1], sy=strides[0], sx=strides[1], dil_y=dil[0],
+                 dil_x=dil[1], pad_t=pads[0], pad_l=pads[1])
+        if node.op == "QAveragePool":
+            q = node.attrs
+            inside = np.ones((1, 1, *self.graph.shape(node.inputs[0])[2:]), np.int64)
+            counts = pool_windows(a, inside, 1 if a.count_include_pad else 0, 0).sum(axis=tuple(range(-len(a.kernel_shape), 0)))
+            f.update(op=OP_AVGPOOL, in_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi,
+                     aux_base=len(self.aux), div_base=len(self.divisors))
+            self.aux.extend(int(c) for c in counts.reshape(-1))
+            table = {int(c): (int(m), int(s)) for c, m, s in q.divisors}
+            self.divisors.extend(table.get(c, (0, 0)) for c in range(max(table) + 1))
+
+
+def _per_channel(values, count: int) -> list[int]:
+    values = [int(v) for v in values]
+    return values * count if len(values) == 1 else values
