@@ -20,11 +20,11 @@ from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
 from .hls import write_hls
 from .hls.verify import csim_build
+from .graph_io import save_graph
 from .hw import Target, load_target, map_model, report_json
 from .hw.program_io import write_program
 from .hw.preflight import preflight
 from .ir import Graph
-from .ir.serialize import save_graph
 from .loopir import checked_nests, dump
 from .npz_io import write_npz
 from .passes import optimize

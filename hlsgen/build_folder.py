@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from .errors import PathError
-from .ir.serialize import load_graph
+from .graph_io import load_graph
 from .quant import QuantizedModel
 from .quant.lower import Lowered
 

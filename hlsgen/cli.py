@@ -15,11 +15,20 @@ from rich.table import Table
 
 from . import __version__
 from .analysis import NodeCost
+from .build import BuildOptions
+from .build import build as run_build
 from .build_folder import load_build
-from .errors import EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, PathError
+from .calibration import parse_input_range
+from .config import load_config
+from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, MismatchError,
+                     PathError)
+from .hls.verify import csim_build
+from .hw import builtin_targets, load_target
 from .model import Model, load_onnx
 from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
 from .progress import console_steps
+from .report_page import record_verification, summarize, write_report_page
+from .rtl.sim import sim_build_dir, simulate
 
 out = out_console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -121,10 +130,6 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
     With --verify csim,rtl the C++ (g++) and the RTL (Verilator) must be bit-exact against the integer
     reference before OUT is written. A failed or interrupted build leaves OUT as it was.
     """
-    from .build import BuildOptions
-    from .build import build as run_build
-    from .calibration import parse_input_range
-    from .config import load_config
 
     config = load_config(config_path) if config_path else {}
 
@@ -189,8 +194,6 @@ def _build_summary(result) -> dict:
 @contextlib.contextmanager
 def _verdict(out: Path, check: str):
     """Record a simulation's verdict in OUT/report.json and report.html, pass or fail."""
-    from .errors import MismatchError
-    from .report_page import record_verification
 
     try:
         yield
@@ -205,7 +208,6 @@ def _verdict(out: Path, check: str):
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 def report(out: str, quiet: bool) -> None:
     """Regenerate BUILD/report.html from the build folder and print a text summary."""
-    from .report_page import summarize, write_report_page
 
     path = write_report_page(Path(out))
     if not quiet:
@@ -225,7 +227,6 @@ def report(out: str, quiet: bool) -> None:
 def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json: bool) -> None:
     """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference
     (exit 5 names the first differing layer, image and element)."""
-    from .hls.verify import csim_build
 
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "csim"):
@@ -252,7 +253,6 @@ def sim(out: str, inputs_path: str | None, images: int | None, quiet: bool, as_j
     """Simulate BUILD's Verilog RTL with Verilator: exit 0 only if every output integer equals the integer
     reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
     BUILD/report.json."""
-    from .rtl.sim import sim_build_dir, simulate
 
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
@@ -295,7 +295,6 @@ def _print_json(summary: dict) -> None:
 @cli.command()
 def targets() -> None:
     """List the built-in hardware targets and their parameters."""
-    from .hw import builtin_targets, load_target
 
     for name in sorted(builtin_targets(), key=lambda n: (len(n), n)):
         t = load_target(name)

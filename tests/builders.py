@@ -58,12 +58,12 @@ def random_feeds(model: onnx.ModelProto, seed: int = 0) -> dict[str, np.ndarray]
 def assert_close_to_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray] | None = None, rtol: float = 1e-4):
     """Import `model`, run the float reference and compare each output with onnxruntime."""
     from hlsgen.frontend import import_model
-    from hlsgen.ir import verify
+    from hlsgen.reference import verify_graph
     from hlsgen.reference import run_graph
 
     feeds = feeds if feeds is not None else random_feeds(model)
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     ours = run_graph(graph, feeds)
     theirs = run_ort(model, feeds)
     for name, expected in theirs.items():

@@ -10,7 +10,7 @@ from onnx import numpy_helper
 import hlsgen
 from hlsgen import zoo
 from hlsgen.frontend import import_model
-from hlsgen.ir import verify
+from hlsgen.reference import verify_graph
 from tests.builders import run_ort
 from tests.frontend.conformance import relative_error
 
@@ -77,7 +77,7 @@ def test_logits_are_sensible_in_onnxruntime(name):
 def test_imports_optimizes_and_matches_onnxruntime(name, tmp_path):
     model = built(name)
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     path = tmp_path / f"{name}.onnx"
     onnx.save_model(model, str(path))
     loaded = hlsgen.load_onnx(path)

@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
-from ..hw import Target
+from ..hw import Target, map_model
 from ..ir import Graph
+from ..loopir import layer_nests
 from ..quant.params import TensorQuant
 from .cnames import Names, tensor_type
 from .kernels import array, copy, vector
@@ -58,9 +59,6 @@ def build_design(graph: Graph, target: Target, top: str, mapping=None,
     """Plan the HLS design of integer graph `graph`: one kernel per layer, each around the loop IR nest
     of its mapping onto `target` (`mapping` from hlsgen.hw.map_model, computed when not given).
     `offchip` names layers whose weights stay off chip (default: those that do not fit the weight memory)."""
-    from ..hw import map_model
-    from ..loopir import layer_nests
-
     _check_batch(graph)
     if mapping is None or any(layer.pool for layer in mapping.layers):  # this design runs every MaxPool itself
         mapping = map_model(graph, target, fuse_pools=False)

@@ -12,6 +12,8 @@ from typing import Any, Iterator
 import networkx as nx
 import numpy as np
 
+from .quant import TensorQuant, WeightQuant
+
 
 @dataclass(frozen=True)
 class TensorInfo:
@@ -47,8 +49,9 @@ class Graph:
     constants: dict[str, np.ndarray] = field(default_factory=dict)
     nodes: dict[str, Node] = field(default_factory=dict)
     notices: list[str] = field(default_factory=list)
-    # Quantization of tensors by name: a TensorQuant per activation, a WeightQuant per quantized constant.
-    quant: dict[str, Any] = field(default_factory=dict)
+    # Quantization of tensors by name: a TensorQuant per activation; a quantized constant's integers and
+    # their WeightQuant.
+    quant: dict[str, TensorQuant | tuple[np.ndarray, WeightQuant]] = field(default_factory=dict)
     # Graph input -> the shape the model's file declares, where a pass gave the input another shape of the
     # same element order (the npz convention accepts arrays of either shape).
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)

@@ -8,7 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable
 
-from ..ir import Graph, verify
+from ..ir import Graph
+from ..reference import verify_graph
 
 PassFn = Callable[[Graph], bool]
 
@@ -53,7 +54,7 @@ def run_pipeline(graph: Graph, passes: list[Pass], verify_each: bool = False, ma
             if changed:
                 graph.prune_tensors()
                 if verify_each:
-                    verify(graph)
+                    verify_graph(graph)
             changed_any |= changed
         if not changed_any:
             break

@@ -9,13 +9,10 @@ import math
 
 import numpy as np
 
+from ..ir.quant import qrange
+
 MULTIPLIER_BITS = 16  # requantization multipliers are unsigned, in [2^15, 2^16) unless the scale is tiny
 MAX_SHIFT = 62
-
-
-def qrange(bits: int, signed: bool) -> tuple[int, int]:
-    """The integer range of a `bits`-wide value: [-2^(b-1), 2^(b-1)-1] or [0, 2^b - 1]."""
-    return (-(1 << (bits - 1)), (1 << (bits - 1)) - 1) if signed else (0, (1 << bits) - 1)
 
 
 def rshift_round(value: np.ndarray, shift) -> np.ndarray:

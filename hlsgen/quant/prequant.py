@@ -17,7 +17,8 @@ import numpy as np
 from ..errors import UnsupportedModelError
 from ..ir import Graph, Node
 from ..ops.activation import ClipAttrs
-from ..ops.quantize import INT_RANGES
+from ..ops.qonnx import ROUNDING
+from ..ops.quantize import INT_RANGES, along
 from ..ops.registry import evaluate
 from ..reference.float_executor import annotate_shapes
 from .params import TensorQuant, WeightQuant
@@ -128,9 +129,6 @@ def _absorb_quant_dequant(graph: Graph, node: Node) -> None:
     if x in graph.constants:
         lo, hi = a.int_range()
         s = np.asarray(scale, np.float64)
-        from ..ops.quantize import along
-        from ..ops.qonnx import ROUNDING
-
         values = graph.constants[x]
         if a.bipolar:  # +-1 times the scale: the integers of a 2-bit narrow grid
             ints = np.where(values >= 0, 1, -1).astype(np.int64)

@@ -15,12 +15,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+import yaml
 
 from ..build_folder import load_build
 from ..errors import DataError, MismatchError, TargetError, ToolError
 from ..hw import load_target, report_json
-from ..hw.program_io import read_program
 from ..hw.cycles import utilization
+from ..hw.program_io import read_program
 from ..npz_io import read_npz
 from ..progress import Step, silent
 from .program import compile_program
@@ -125,8 +126,6 @@ def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_input
 def _build_target(folder: Path):
     """The build's target: as given to `hlsgen build` (a name or a .yaml path, from OUT/config.yaml), else
     the built-in target of that name (OUT/build.json)."""
-    import yaml
-
     names = []
     if (folder / "config.yaml").is_file():
         names.append(str((yaml.safe_load((folder / "config.yaml").read_text()) or {}).get("target", "")))

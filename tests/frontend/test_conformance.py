@@ -11,7 +11,7 @@ from onnx import numpy_helper
 
 from hlsgen.errors import UnsupportedOpsError
 from hlsgen.frontend import import_model
-from hlsgen.ir import verify
+from hlsgen.reference import verify_graph
 from hlsgen.reference import run_graph
 from tests.frontend.conformance import case_names, load_case, relative_error
 
@@ -71,7 +71,7 @@ def test_conformance_case(name):
             import_model(model)
         return
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     results = run_graph(graph, feeds)
     assert len(results) == len(case.outputs)
     for (out_name, got), expected in zip(results.items(), case.outputs):

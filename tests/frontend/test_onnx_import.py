@@ -6,7 +6,7 @@ from onnx import helper, numpy_helper
 from hlsgen.errors import ModelFileError, UnsupportedModelError, UnsupportedOpsError
 from hlsgen.frontend import import_model, read_onnx
 from hlsgen.frontend.onnx_import import load_onnx_proto
-from hlsgen.ir import verify
+from hlsgen.reference import verify_graph
 from hlsgen.reference import run_graph
 from tests.builders import IR_VERSION, make_model, tensor_value
 
@@ -48,7 +48,7 @@ def test_node_names_are_kept_and_unnamed_nodes_get_one():
     nodes = [helper.make_node("Relu", ["x"], ["a"], name="first"), helper.make_node("Relu", ["a"], ["y"])]
     model = make_model(nodes, [tensor_value("x", [1, 4])], [tensor_value("y", [1, 4])])
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     assert list(graph.nodes) == ["first", "Relu_y"]
 
 

@@ -6,7 +6,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from hlsgen.errors import UnsupportedOpsError
 from hlsgen.frontend import import_model
-from hlsgen.ir import verify
+from hlsgen.reference import verify_graph
 from hlsgen.reference import run_graph
 from tests.builders import IR_VERSION, assert_close_to_ort, make_model, run_ort, tensor_value
 
@@ -18,7 +18,7 @@ RNG = np.random.default_rng(7)
 def assert_equal_to_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]):
     """Import `model`, run the float reference and require onnxruntime's outputs exactly (dtype included)."""
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     ours = run_graph(graph, feeds)
     for name, expected in run_ort(model, feeds).items():
         assert ours[name].dtype == expected.dtype, name
@@ -215,7 +215,7 @@ def run_quant(x, scale, zeropt, bits, domain=QONNX, **attrs):
     model = qonnx_model([quant_node("x", "s", "z", "b", "y", domain, **attrs)], [tensor_value("x", x.shape)],
                         [tensor_value("y", x.shape)], inits, domain)
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     (node,) = graph.nodes.values()
     return run_graph(graph, {"x": x})["y"], node
 
@@ -336,7 +336,7 @@ def test_brevitas_style_qonnx_conv_model():
     model, inits = brevitas_conv_model(RNG)
     w_scale = inits["w_s"]
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     assert [n.op for n in graph.nodes.values()] == ["QuantDequant", "QuantDequant", "Conv", "Relu", "QuantDequant"]
     assert graph.nodes["Quant_1"].attrs.axis == 0 and graph.nodes["Quant_1"].attrs.narrow
     x = RNG.standard_normal((1, 3, 6, 6)).astype(np.float32)
@@ -358,7 +358,7 @@ def run_trunc(x, inputs: dict, domain=QONNX, **attrs):
     node = helper.make_node("Trunc", ["x", *inits], ["y"], domain=domain, **attrs)
     model = qonnx_model([node], [tensor_value("x", x.shape)], [tensor_value("y", x.shape)], inits, domain)
     graph = import_model(model)
-    verify(graph)
+    verify_graph(graph)
     return run_graph(graph, {"x": x})["y"]
 
 

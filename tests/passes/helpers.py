@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from hlsgen.frontend import import_model
-from hlsgen.ir import Graph, verify
+from hlsgen.ir import Graph
+from hlsgen.reference import verify_graph
 from hlsgen.passes import Pass
 from hlsgen.reference import run_graph
 from tests.builders import make_model, tensor_value
@@ -51,7 +52,7 @@ def apply_pass(graph: Graph, graph_pass: Pass, rtol: float = 1e-5) -> bool:
     before = run_graph(graph, feeds)
     fired = graph_pass(graph)
     graph.prune_tensors()
-    verify(graph)
+    verify_graph(graph)
     assert_same_outputs(before, run_graph(graph, feeds), rtol)
     return fired
 

@@ -3,7 +3,7 @@ import pytest
 from onnx import helper, numpy_helper
 
 from hlsgen.frontend import import_model
-from hlsgen.ir import verify
+from hlsgen.reference import verify_graph
 from hlsgen.passes import fold_dynamic_quantization, optimize
 from hlsgen.quant import BitConfig, quantize
 from hlsgen.reference import run_graph
@@ -27,7 +27,7 @@ def test_the_float_reference_runs_the_dynamic_model_as_onnxruntime(dynamic):
 def test_the_pattern_folds_into_float_layers_keeping_the_integer_weights(dynamic):
     graph = import_model(dynamic)
     assert fold_dynamic_quantization(graph)
-    verify(graph)
+    verify_graph(graph)
     assert not {"DynamicQuantizeLinear", "ConvInteger", "MatMulInteger"} & set(ops(graph))
     assert ops(graph).count("Cast") == 1  # only the model's own float -> float one, for remove_identities
     assert ops(graph).count("Conv") == 3 and "MatMul" in ops(graph)

@@ -13,8 +13,10 @@ from typing import Any
 
 import numpy as np
 
-from ..npz_io import write_npz
-from .graph import Graph, Node, TensorInfo
+from .ir import Graph, Node, TensorInfo
+from .ir.quant import TensorQuant, WeightQuant
+from .npz_io import write_npz
+from .ops.registry import OPS
 
 FORMAT_VERSION = 1
 
@@ -35,9 +37,6 @@ def _to_json(value: Any) -> Any:
 
 
 def _dataclass_registry() -> dict[str, type]:
-    from ..ops.registry import OPS
-    from ..quant.params import TensorQuant, WeightQuant
-
     found: dict[str, type] = {}
 
     def visit(cls: type) -> None:
