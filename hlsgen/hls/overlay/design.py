@@ -14,7 +14,6 @@ import numpy as np
 from ... import __version__
 from ...ir import Graph
 from ..cnames import Names, tensor_type
-from ..design import Port, interface_pragmas
 from ..layout import order_text
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
@@ -26,6 +25,20 @@ PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
 WORDS_PER_LINE = 4
 REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
 LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
+
+
+@dataclass(frozen=True)
+class Port:
+    name: str  # the top function's argument
+    tensor: str
+    t: str  # its element typedef
+    ctype: str
+    direction: str  # "input" or "output"
+    shape: list[int]
+    count: int
+    order_text: str
+    scale: float
+    zero_point: int
 
 
 @dataclass(frozen=True)
@@ -67,6 +80,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         "overlay_units.h": render("overlay/units.h.j2", **common, c=config),
         f"{top}_program.h": render("overlay/program.h.j2", **common, p=program, row_fields=ROW_FIELDS,
                                    place_fields=PLACE_FIELDS, ports=port_dicts, weight_lines=_hex_lines(program),
+                                   cols=target.array.cols,
                                    names=[_c_string(r.name) for r in program.rows],
                                    tensors=[_c_string(r.output) for r in program.rows]),
         f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=port_dicts),
@@ -98,13 +112,15 @@ def top_pragmas(ports: list[Port], program: OverlayProgram) -> list[str]:
     """The top function's interfaces and the partitioning of the memories it declares or reads: the
     activation memory by plane and bank, the depthwise copies by copy and lane, the tap and parameter
     ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once."""
-    return [*interface_pragmas(ports, []),
+    return [*(f"#pragma HLS INTERFACE mode=axis port={p.name}" for p in ports),
+            "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control",
             "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=1",
             "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2",
             "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=1",
             "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=2",
             "#pragma HLS ARRAY_PARTITION variable=tap_rom type=complete dim=2",
             "#pragma HLS ARRAY_PARTITION variable=par_rom type=complete dim=2",
+            "#pragma HLS ARRAY_PARTITION variable=lut_rom type=complete dim=1",
             f"#pragma HLS ARRAY_PARTITION variable=wrom type=cyclic factor={program.row_words} dim=1"]
 
 
@@ -140,7 +156,7 @@ def _bram(c: dict, program: OverlayProgram) -> int:
     total += blocks(rows, math.ceil(len(program.weight_words) / rows), 64)
     total += blocks(C, len(program.params), c["acc_bits"] + 3 * 32)
     total += blocks(R, len(program.taps), 4 * 32)
-    total += blocks(C, c["pool_depth"], act) + blocks(1, len(program.lut), act)
+    total += blocks(C, c["pool_depth"], act) + blocks(C, len(program.lut), act)
     return total
 
 
