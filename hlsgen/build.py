@@ -22,6 +22,7 @@ from .hls import write_hls
 from .hls.verify import csim_build
 from .graph_io import save_graph
 from .hw import Target, load_target, map_model, report_json
+from .hw.report import format_program
 from .hw.program_io import write_program
 from .hw.preflight import preflight
 from .ir import Graph
@@ -54,7 +55,8 @@ class BuildOptions:
     max_accuracy_drop: float | None = None
     min_sqnr_db: float | None = None
     input_range: tuple[float, float] | None = None  # without calib: the range synthetic inputs are drawn from
-    dump_ir: bool = False  # also write OUT/loop_ir.txt
+    dump_ir: bool = False  # also write OUT/program.txt and OUT/loop_ir.txt
+    hls_design: str = "overlay"  # or "dataflow": one process per layer (hlsgen.hls.write_hls)
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
@@ -124,7 +126,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
             measured["bit_search"] = measured_search
     with step("map"):
         mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
-        checked_nests(mapping)
+        if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
+            checked_nests(map_model(quantized.graph, target, fuse_pools=False))
     staging = _staging_folder(out)
     try:
         with step("render the HLS C++, RTL and report"):
@@ -231,11 +234,11 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     (tmp / "quant.json").write_text(json.dumps(quant_json(quantized, measured), indent=1) + "\n")
     if bits_table is not None:
         (tmp / "bits.txt").write_text(bits_table + "\n")
-    if mapping is not None:
-        write_program(mapping, tmp)
-        (tmp / "report.json").write_text(json.dumps(report_json(mapping), indent=1) + "\n")
-        if options.dump_ir:
-            (tmp / "loop_ir.txt").write_text(dump(mapping))
+    write_program(mapping, tmp)
+    if options.dump_ir:
+        (tmp / "program.txt").write_text(format_program(mapping))
+        if options.hls_design == "dataflow":  # the loop nests of its per-layer processes
+            (tmp / "loop_ir.txt").write_text(dump(map_model(quantized.graph, target, fuse_pools=False)))
     batch = graph.shape(graph.inputs[0])[0]
     count = max(batch, VERIFY_SAMPLES // batch * batch)  # whole batches of the graph's batch size
     sample = {k: v[:count] for k, v in calib.items()}
@@ -245,15 +248,19 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     int_outputs = quantized.run_int(int_inputs)
     write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
     # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
-    write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
-              int_inputs, int_outputs, mapping)
+    hls = write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
+                    int_inputs, int_outputs, mapping, design=options.hls_design)
+    hls_summary = hls.to_json() if options.hls_design == "overlay" else hls.cost(quantized.graph, target)
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
-    write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
+    rtl_summary = write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
+    report = report_json(mapping, {"hls": hls_summary, "rtl": rtl_summary})
+    (tmp / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     try:
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
     except onnx.checker.ValidationError as exc:  # an op form the export's opset cannot express
         graph.notices.append(f"no model_qdq.onnx: the QDQ export is not a valid ONNX model ({_first_line(exc)})")
     manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
+                "hls_design": options.hls_design,
                 "inputs": quantized.graph.inputs, "outputs": graph.outputs}
     (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
     (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))

@@ -19,7 +19,7 @@ from .build import BuildOptions
 from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
-from .config import load_config
+from .config import HLS_DESIGNS, load_config
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, MismatchError,
                      PathError)
 from .hls.verify import csim_build
@@ -115,14 +115,18 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               help="--bits auto budget without labels: smallest output SQNR against float, in dB.")
 @click.option("--verify", default="", metavar="csim,rtl", help="Comma-separated checks that must be bit-exact before OUT is written: "
                                            "csim (g++ C simulation), rtl (Verilator simulation).")
-@click.option("--dump-ir", is_flag=True, help="Also write the loop IR of every layer as text (OUT/loop_ir.txt).")
+@click.option("--dump-ir", is_flag=True, help="Also write the layer program and the loop IR as text (OUT/program.txt, "
+              "OUT/loop_ir.txt).")
+@click.option("--hls-design", type=click.Choice(HLS_DESIGNS), default="overlay", show_default=True,
+              help="overlay: the target's accelerator, one RxC array sequenced by the layer program (what "
+                   "report.json and the RTL describe); dataflow: one process per layer, each with its own array.")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          config_path, quiet, as_json) -> None:
+          hls_design, config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -150,6 +154,7 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         option("max_accuracy_drop", "max_accuracy_drop", max_accuracy_drop), option("min_sqnr", "min_sqnr", min_sqnr),
         input_range=parse_input_range(str(range_text)) if range_text else None,
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
+        hls_design=str(option("hls_design", "hls_design", hls_design)),
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
     console = _progress_console(quiet, as_json)

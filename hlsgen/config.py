@@ -25,7 +25,8 @@ from .ir import Graph
 from .quant import BitConfig
 
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
-               "input_range"}
+               "input_range", "hls_design"}
+HLS_DESIGNS = ("overlay", "dataflow")
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
 
@@ -50,6 +51,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
         for field, bits in override.items():
             if not isinstance(bits, int) or not 2 <= bits <= 8:
                 raise UsageError(f"{p}: layers.{key}.{field} must be a width from 2 to 8, got {bits!r}")
+    if data.get("hls_design", "overlay") not in HLS_DESIGNS:
+        raise UsageError(f"{p}: hls_design must be one of {list(HLS_DESIGNS)}, got {data['hls_design']!r}")
     if isinstance(data.get("verify"), str):
         data["verify"] = [v.strip() for v in data["verify"].split(",") if v.strip()]
     return data
@@ -90,7 +93,7 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         "input_range": None if options.input_range is None else "{:g},{:g}".format(*options.input_range),
         "bits": options.bits,
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
-        "verify": list(options.verify), "dump_ir": options.dump_ir, "layers": layers,
+        "verify": list(options.verify), "dump_ir": options.dump_ir, "hls_design": options.hls_design, "layers": layers,
     }
     return {k: v for k, v in config.items() if v is not None}
 

@@ -10,6 +10,7 @@ import numpy as np
 
 from ..errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ..hw import Target, map_model
+from ..hw.resources import bram18
 from ..ir import Graph
 from ..loopir import layer_nests
 from ..quant.params import TensorQuant
@@ -53,13 +54,34 @@ class Design:
     def offchip(self) -> list[Offchip]:
         return [k.offchip for k in self.kernels if k.offchip is not None]
 
+    def cost(self, graph: Graph, target: Target) -> dict:
+        """What Vitis is asked for (estimated): every array process has its own R x C MACs (one DSP each at
+        8-bit operands) and buffers its whole input and output tensors; weights are ROMs of each process."""
+        R, C = target.array.rows, target.array.cols
+        layers = [k for k in self.kernels if k.output is not None]
+        arrays = [k for k in layers if k.k.get("unit") == "systolic array"]
+        bram = 0
+        for k in layers:
+            for t in [*k.inputs, k.output]:
+                bram += bram18(int(np.prod(graph.shape(t))), graph.quant[t].bits)
+        weight_bits = 0
+        for k in arrays:
+            node = graph.nodes[k.layer]
+            w = graph.constants[node.inputs[1]]
+            weight_bits += int(w.size) * node.attrs.weight_bits
+            bram += bram18(int(w.size), node.attrs.weight_bits)
+        return {"design": "dataflow", "processes": len(layers), "macs_per_cycle": len(arrays) * R * C,
+                "dsp": len(arrays) * R * C, "bram_18k": bram, "weight_rom_bits": weight_bits,
+                "note": "one DATAFLOW process per layer, each array layer with its own R x C MACs: report.json's "
+                        "cycles and resources describe the overlay (one shared array), not this design"}
+
 
 def build_design(graph: Graph, target: Target, top: str, mapping=None,
                  offchip: frozenset[str] | None = None) -> Design:
     """Plan the HLS design of integer graph `graph`: one kernel per layer, each around the loop IR nest
     of its mapping onto `target` (`mapping` from hlsgen.hw.map_model, computed when not given).
     `offchip` names layers whose weights stay off chip (default: those that do not fit the weight memory)."""
-    _check_batch(graph)
+    check_batch(graph)
     if mapping is None or any(layer.pool for layer in mapping.layers):  # this design runs every MaxPool itself
         mapping = map_model(graph, target, fuse_pools=False)
     nests = layer_nests(mapping)
@@ -123,7 +145,7 @@ def offchip_layers(graph: Graph, target: Target) -> frozenset[str]:
     return frozenset(offchip)
 
 
-def _check_batch(graph: Graph) -> None:
+def check_batch(graph: Graph) -> None:
     for t in [*graph.inputs, *graph.outputs]:
         if graph.shape(t)[0] != 1:
             raise UnsupportedModelError(f"tensor {t!r} has batch {graph.shape(t)[0]}: the HLS design runs one "

@@ -12,7 +12,7 @@ from .. import __version__
 from ..hw import Target, map_model
 from ..ir import Graph
 from .cnames import initializer, storage_type
-from .design import Design, build_design
+from .design import Design, build_design, check_batch
 from .render import render
 from .overlay import OverlayDesign, write_overlay
 from .tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
@@ -29,6 +29,7 @@ def write_hls(out: Path, graph: Graph, target: Target, top: str, source: str, in
     `design` "overlay": the target's accelerator sequenced by the layer program `mapping` (hlsgen.hw.map_model,
     computed when not given; every weight on chip); "dataflow": one kernel per layer around its loop nest,
     `offchip` see design.build_design."""
+    check_batch(graph)
     if design == "overlay":
         return write_overlay(out, graph, mapping or map_model(graph, target), top, source, int_inputs, int_outputs)
     if design != "dataflow":

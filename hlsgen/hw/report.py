@@ -13,7 +13,9 @@ def _round(x: float) -> float:
     return round(x, 4)
 
 
-def report_json(mapping: Mapping) -> dict:
+def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
+    """The report of layer program `mapping`; `designs`: what the build's HLS C++ and RTL are ("hls",
+    "rtl" summaries), so that every figure says which design it describes."""
     t = mapping.target
     rows, cols = t.array.rows, t.array.cols
     layers = []
@@ -41,6 +43,7 @@ def report_json(mapping: Mapping) -> dict:
         "latency_us": _round(mapping.cycles / t.clock_mhz),
         "inferences_per_s": _round(t.clock_mhz * 1e6 / mapping.cycles) if mapping.cycles else 0.0,
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
+        "weight_storage": _weight_storage(mapping),
         "peak_activation_bytes": peak.buffers[0].used if peak else 0,
         "peak_activation_layer": peak.name if peak else None,
         "resources": dict(mapping.resources), "bram_18k_by_memory": bram_blocks(t),
@@ -48,7 +51,55 @@ def report_json(mapping: Mapping) -> dict:
     }
     target = {"name": t.name, "rows": rows, "cols": cols, "dataflow": t.array.dataflow, "clock_mhz": t.clock_mhz,
               "part": t.device.part}
-    return {"schema": SCHEMA, "model": mapping.graph_name, "target": target, "layers": layers, "total": total}
+    described = {"model": f"overlay: one {rows}x{cols} systolic array, a {cols}-lane vector unit and the writer, "
+                          "sequenced by the layer program (program.json); `layers` and `total` describe it"}
+    return {"schema": SCHEMA, "model": mapping.graph_name, "target": target, "designs": described | (designs or {}),
+            "layers": layers, "total": total}
+
+
+def _weight_storage(mapping: Mapping) -> dict:
+    """Weight bits at the widths quantization chose, against 8 bits per weight."""
+    chosen = at_8 = 0
+    for layer in mapping.layers:
+        if layer.weight_bits:
+            count = layer.macs // max(layer.tiles.work.pixels, 1)  # weights: one MAC per weight per pixel
+            chosen += count * layer.weight_bits
+            at_8 += count * 8
+    return {"bits": chosen, "bits_at_8": at_8, "saved_fraction": round(1 - chosen / at_8, 4) if at_8 else 0.0}
+
+
+def format_program(mapping: Mapping) -> str:
+    """OUT/program.txt: the layer program's rows and the activation memory's maps, as text."""
+    t = mapping.target
+    lines = [f"# layer program of {mapping.graph_name} on {t.name} ({t.array.rows}x{t.array.cols} "
+             f"{t.array.dataflow}): the schedule the performance model, the HLS C++ and the RTL all read", "",
+             f"{'#':>3} {'row':<24} {'unit':<7} {'kind':<12} {'tiles (Tr x Tc x Ts | passes)':<30} "
+             f"{'bits in/out/w/acc':<18} {'cycles':>9}  reads -> writes"]
+    for i, layer in enumerate(mapping.layers):
+        tiles = layer.tiles
+        if hasattr(tiles, "work"):
+            shape = f"{tiles.row_tiles} x {tiles.col_tiles} x {tiles.spatial_tiles} (P_t {tiles.spatial_tile})"
+        elif tiles is not None:
+            shape = f"{tiles.passes} pass(es) x {tiles.positions}"
+        else:
+            shape = "-"
+        unit = {"systolic_array": "array", "vector_unit": "vector"}.get(layer.unit, "-")
+        bits = "/".join(str(b) for b in (*layer.bits, layer.acc_bits))
+        pool = f" (MaxPool {layer.pool[0]}x{layer.pool[1]} in the writer)" if layer.pool else ""
+        lines.append(f"{i:>3} {layer.name[:24]:<24} {unit:<7} {layer.kind:<12} {shape:<30} {bits:<18} "
+                     f"{layer.cycles:>9,}  {', '.join(layer.inputs)} -> {layer.output}{pool}")
+    memory = mapping.memory
+    lines += ["", f"activation memory: 2 planes x {t.array.rows} banks, {memory.plane_depth[0]:,} + "
+                  f"{memory.plane_depth[1]:,} words per bank; depthwise copies {memory.dw_copies} x "
+                  f"{memory.dw_depth:,} words",
+              f"{'map':<28} {'C x H x W':<16} {'bits':>4} {'plane':>5} {'base':>7} {'banks':>5} {'words':>7}  rows"]
+    for m in memory.maps:
+        lines.append(f"{m.name[:28]:<28} {f'{m.channels}x{m.height}x{m.width}':<16} {m.quant.bits:>4} {m.plane:>5} "
+                     f"{m.base:>7,} {m.banks:>5} {m.words:>7,}  {m.birth}..{m.death}")
+    aliases = ", ".join(f"{a} = {b}" for a, b in sorted(memory.aliases.items()))
+    if aliases:
+        lines.append(f"aliases (Reshape): {aliases}")
+    return "\n".join(lines) + "\n"
 
 
 def format_table(mapping: Mapping, only_array: bool = False) -> str:

@@ -19,6 +19,8 @@ DSP_PER_COLUMN, LUT_PER_COLUMN, FF_PER_COLUMN = 4, 300, 200
 LUT_FIXED, FF_FIXED = 5000, 4000
 BRAM_BYTES = 2304  # one 18 Kib block
 RESOURCES = ("dsp", "lut", "ff", "bram_18k")
+# Block RAM aspect ratios of an 18 Kib block (depth x width), as Vitis maps an array onto them.
+BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36))
 
 
 def _blocks(nbytes: int) -> int:
@@ -51,3 +53,10 @@ def fit(target: Target, used: dict[str, int]) -> dict:
     budget = {name: getattr(target.device, name) for name in RESOURCES}
     return {"ok": all(used[n] <= budget[n] for n in RESOURCES), "budget": budget,
             "fraction": {n: round(used[n] / budget[n], 4) for n in RESOURCES}}
+
+
+def bram18(depth: int, width: int) -> int:
+    """18 Kib blocks holding a depth x width memory (the cheapest aspect ratio)."""
+    if depth <= 0 or width <= 0:
+        return 0
+    return min(math.ceil(depth / d) * math.ceil(width / w) for d, w in BRAM18_SHAPES)

@@ -40,19 +40,40 @@ def test_report_json(built):
     assert total["macs"] == sum(layer["macs"] for layer in report["layers"])
     assert total["utilization"] == round(total["macs"] / (total["cycles"] * 256), 4)
     assert total["fit"]["ok"] and set(total["resources"]) == {"dsp", "lut", "ff", "bram_18k"}
+    # every figure names its design: the model's, the C++'s (one array whatever the layer count), the RTL's
+    designs = report["designs"]
+    assert designs["model"].startswith("overlay: one 16x16 systolic array")
+    assert designs["hls"]["design"] == designs["rtl"]["design"] == "overlay"
+    assert designs["hls"]["macs_per_cycle"] == designs["rtl"]["macs_per_cycle"] == 256
+    assert total["weight_storage"] == {"bits": 8 * 38_160, "bits_at_8": 8 * 38_160, "saved_fraction": 0.0}
 
 
-def test_loop_ir_dump(built):
-    text = (built / "loop_ir.txt").read_text()
+def test_program_dump(built):
+    text = (built / "program.txt").read_text()
     for name in ("conv1+pool1", "conv2+pool2", "fc1", "fc2"):
+        assert f" {name} " in text
+    assert "(MaxPool 2x2 in the writer)" in text and "activation memory: 2 planes x 16 banks" in text
+    assert not (built / "loop_ir.txt").exists()  # the overlay has no per-layer loop nests
+
+
+def test_loop_ir_dump_of_the_dataflow_design(tmp_path):
+    out = tmp_path / "o"
+    assert main(["build", str(DIGITS), "--calib", CALIB, "-o", str(out), "-q", "--dump-ir",
+                 "--hls-design", "dataflow"]) == 0
+    text = (out / "loop_ir.txt").read_text()
+    for name in ("conv1", "pool1", "conv2", "pool2", "fc1", "fc2"):  # one process per layer
         assert f"\nnest {name}: " in text
-    assert text.count("legality: ok") == 4
+    assert text.count("legality: ok") == 6
+    report = json.loads((out / "report.json").read_text())
+    hls = report["designs"]["hls"]
+    assert hls["design"] == "dataflow" and hls["macs_per_cycle"] == 4 * 256 and hls["dsp"] == 4 * 256
+    assert report["designs"]["rtl"]["macs_per_cycle"] == 256
 
 
 def test_no_dump_without_the_flag(tmp_path):
     out = tmp_path / "o"
     assert main(["build", str(DIGITS), "--calib", CALIB, "-o", str(out), "-q"]) == 0
-    assert (out / "report.json").is_file() and not (out / "loop_ir.txt").exists()
+    assert (out / "report.json").is_file() and not (out / "program.txt").exists()
 
 
 def test_output_stationary_target_builds(tmp_path):

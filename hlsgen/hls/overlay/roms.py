@@ -6,9 +6,11 @@ import math
 
 import numpy as np
 
+from ...hw.resources import bram18
+
+__all__ = ["BitStream", "WORD_BITS", "bram18"]
+
 WORD_BITS = 64  # a weight ROM word (uint64_t in the C++)
-# Block RAM aspect ratios of an 18 Kib block (depth x width), as Vitis maps an array onto them.
-BRAM18_SHAPES = ((16384, 1), (8192, 2), (4096, 4), (2048, 9), (1024, 18), (512, 36))
 
 
 class BitStream:
@@ -37,10 +39,3 @@ class BitStream:
         padded[:bits.size] = bits
         packed = np.packbits(padded, bitorder="little").view("<u8")
         return [int(w) for w in packed]
-
-
-def bram18(depth: int, width: int) -> int:
-    """18 Kib blocks holding a depth x width memory (the cheapest aspect ratio)."""
-    if depth <= 0 or width <= 0:
-        return 0
-    return min(math.ceil(depth / d) * math.ceil(width / w) for d, w in BRAM18_SHAPES)
