@@ -135,9 +135,7 @@ def offchip_layers(graph: Graph, target: Target) -> frozenset[str]:
     for node in graph.topological():
         if node.op not in ("QConv", "QDense"):
             continue
-        w = np.asarray(graph.constants[node.inputs[1]], np.int64)
-        bits = int(np.abs(w).max(initial=0)).bit_length() + 1
-        size = -(-w.size * bits // 8)
+        size = -(-graph.constants[node.inputs[1]].size * node.attrs.weight_bits // 8)  # at the chosen width
         if size <= room:
             room -= size
         else:

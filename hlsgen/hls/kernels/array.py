@@ -60,7 +60,7 @@ def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
     mneg = None if rq.neg_multiplier is None else np.broadcast_to(np.asarray(rq.neg_multiplier, np.int64), (m,))
     mul_bits = unsigned_bits(mul if mneg is None else np.concatenate([mul, mneg]))
     c_names = {key: names.take(f"{prefix}_{key}") for key in ("weights", "bias", "mul", "shift")}
-    w_t = signed_type_for(rom)
+    w_t = ap_type(node.attrs.weight_bits, True)  # the width quantization chose
     arrays = [CArray(c_names["bias"], signed_type_for(bias), bias, "bias at the accumulator's scale, per channel"),
               CArray(c_names["mul"], ap_type(mul_bits, False), mul, "requantization multipliers, per channel"),
               CArray(c_names["shift"], ap_type(unsigned_bits(shift), False), shift, "requantization shifts, per channel")]
