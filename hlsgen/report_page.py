@@ -29,24 +29,19 @@ def page_context(out: Path) -> dict:
     qlayers = {layer["name"]: layer for layer in quant["layers"]}
     tensors = quant["tensors"]
 
-    def bits(name: str) -> tuple[str, str, str]:
-        node = next((n for n in graph["nodes"] if n["name"] == name), None)
-        w = qlayers.get(name, {}).get("weight_bits")
-        a_in = tensors.get(node["inputs"][0], {}).get("bits") if node else None
-        a_out = tensors.get(node["outputs"][0], {}).get("bits") if node else None
-        return tuple("-" if v is None else str(v) for v in (w, a_in, a_out))
+    def bits(layer: dict) -> tuple[str, str, str]:
+        """Weight, input and output widths of a program row (as the program records them)."""
+        b = layer.get("bits", {})
+        return tuple(str(v) if v else "-" for v in (b.get("weights"), b.get("input"), b.get("output")))
 
     simulated = any("cycles_rtl" in layer for layer in layers)
     columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "model cycles",
                "RTL cycles", "PE utilization (RTL)" if simulated else "PE utilization (model)"]
     rows = []
     for layer in layers:
-        w, a_in, a_out = bits(layer["name"])
+        w, a_in, a_out = bits(layer)
         rtl = layer.get("cycles_rtl")
-        if rtl is None:
-            rtl_text = "-"
-        else:  # a layer the RTL runs inside its producer (MaxPool in the writer) costs no cycles of its own
-            rtl_text = "fused" if rtl == 0 and layer["cycles"] else f"{rtl:,}"
+        rtl_text = "-" if rtl is None else f"{rtl:,}"
         rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
                      "x".join(map(str, layer.get("output_shape", []))), f"{w}/{a_in}/{a_out}",
                      _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}", f"{layer['cycles']:,}",
@@ -83,7 +78,7 @@ def page_context(out: Path) -> dict:
         "verification": _verification(report),
         "quality": _quality(quant["quality"]),
         "graph_svg": Markup(graph_drawing(node_labels, edges)),
-        "layer_columns": columns, "layer_rows": rows,
+        "layer_columns": columns, "layer_rows": rows, "designs": _designs((report or {}).get("designs", {})),
         "charts": [Markup(c) for c in charts],
     }
 
@@ -121,6 +116,24 @@ def _resource_chart(report: dict) -> str:
     names = [k for k in ("dsp", "bram_18k", "lut", "ff") if k in resources]
     used = [resources[k] / budget[k] if budget.get(k) else 0.0 for k in names]
     return bar_chart("Resources against the device budget", names, {"share of budget": used}, percent=True, limit=1.0)
+
+
+def _designs(designs: dict) -> list[list[str]]:
+    """What each part of the build is: the performance model's machine, the C++'s, the RTL's."""
+    rows = []
+    if "model" in designs:
+        rows.append(["performance model (layers, cycles, resources)", designs["model"], "-", "-", "-", "-"])
+    for key, label in (("hls", "HLS C++ (hls/)"), ("rtl", "Verilog RTL (rtl/)")):
+        d = designs.get(key)
+        if d is None:
+            continue
+        if d.get("design") is None:
+            rows.append([label, f"none: {d.get('why', '')}", "-", "-", "-", "-"])
+            continue
+        what = d["design"] + (f": {d['note']}" if d.get("note") else "")
+        rows.append([label, what, f"{d['macs_per_cycle']:,}", f"{d['dsp']:,}" if "dsp" in d else "-",
+                     f"{d['bram_18k']:,}" if "bram_18k" in d else "-", f"{d['weight_rom_bits']:,}"])
+    return rows
 
 
 def _verification(report: dict | None) -> list[dict]:

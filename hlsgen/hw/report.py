@@ -21,7 +21,7 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
     layers = []
     for layer in mapping.layers:
         layers.append({
-            "name": layer.name, "op": layer.op, "unit": layer.unit, "kind": layer.kind,
+            "name": layer.name, "nodes": list(layer.nodes), "op": layer.op, "unit": layer.unit, "kind": layer.kind,
             "inputs": list(layer.inputs), "output": layer.output,
             "input_shape": list(layer.input_shape), "output_shape": list(layer.output_shape),
             "tiles": layer.tiles.to_json(rows) if hasattr(layer.tiles, "work") else

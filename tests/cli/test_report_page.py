@@ -47,8 +47,11 @@ def test_report_page_renders_its_plots_in_a_browser(built, tmp_path):
     assert html.count("<rect") > 20  # bars were drawn
     assert '<svg class="graph"' in html
     assert all(name in html for name in ("conv1", "conv2", "fc1", "fc2"))
-    for section in ('id="verification"', 'id="quality"', 'id="layers"'):
+    for section in ('id="verification"', 'id="quality"', 'id="layers"', 'id="designs"'):
         assert section in html
+    # every part of the build names its design: the C++ and the RTL are the model's one 16x16 array
+    designs = html[html.index('id="designs"'):html.index("</table>", html.index('id="designs"'))]
+    assert "HLS C++" in designs and "Verilog RTL" in designs and designs.count("<td>256</td>") == 2
     assert "not run" in html  # this build ran no simulation, and the page says so
     shot = tmp_path / "report.png"
     done = headless(f"--user-data-dir={tmp_path / 'profile2'}", "--window-size=1300,2400",
