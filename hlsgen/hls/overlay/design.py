@@ -17,7 +17,7 @@ from ..cnames import Names, tensor_type
 from ..layout import order_text
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
-from .program import PLACE_FIELDS, ROW_FIELDS, OverlayProgram, build_program
+from .program import PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
@@ -76,11 +76,11 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     files = {
         "hlsgen_ops.h": render("hlsgen_ops.h.j2", **common),
         "overlay_config.h": render("overlay/config.h.j2", **common, c=config, row_fields=ROW_FIELDS,
-                                   place_fields=PLACE_FIELDS),
+                                   place_fields=PLACE_FIELDS, segment_fields=SEGMENT_FIELDS),
         "overlay_units.h": render("overlay/units.h.j2", **common, c=config),
         f"{top}_program.h": render("overlay/program.h.j2", **common, p=program, row_fields=ROW_FIELDS,
                                    place_fields=PLACE_FIELDS, ports=port_dicts, weight_lines=_hex_lines(program),
-                                   cols=target.array.cols,
+                                   cols=target.array.cols, segment_fields=SEGMENT_FIELDS,
                                    names=[_c_string(r.name) for r in program.rows],
                                    tensors=[_c_string(r.output) for r in program.rows]),
         f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=port_dicts),
@@ -138,7 +138,9 @@ def _config(mapping, program: OverlayProgram) -> dict:
             "max_row_tiles": max([1] + [f["tr"] for f in fields]),
             "max_passes": max([1] + [f["passes"] for f in fields]),
             "max_pixels": max([1] + [f["pixels"] * max(f["kh"] * f["kw"], 1) * f["o_rounds"] for f in fields]),
-            "max_port": max([1] + ports)}
+            "max_port": max([1] + ports),
+            "max_copy": max([1] + [s[3] * s[4] * s[5] for s in program.segments]
+                            + [f["o_channels"] * f["o_h"] * f["o_w"] for f in fields if f["fill"]])}
 
 
 def _bram(c: dict, program: OverlayProgram) -> int:

@@ -13,14 +13,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ...errors import MappingError, UnsupportedModelError
+from ...errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
 from .roms import BitStream
 
 ARRAY, VECTOR = 0, 1
-OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE = range(9)
+OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY = range(10)
+NO_SLOT = 3  # a copy segment's output coordinate fed by no source coordinate (it is 0)
 
 # The fields of one program row (C++ `struct Row`, every field an int), with what each means.
 ROW_FIELDS = (
@@ -49,10 +50,14 @@ ROW_FIELDS = (
     ("o_rounds", "writes per pixel: C for a map kept whole in every bank (G = 1), else 1"),
     ("o_dw", "also written to the depthwise window copies"), ("o_dw_base", "its copy address"),
     ("pool", "a MaxPool runs in the writer"), ("pool_kh", "its window (= stride)"), ("pool_kw", "its window"),
+    ("seg_base", "copy: first segment"), ("seg_count", "copy: segments"),
+    ("fill", "copy: the output is first filled with `zp` (Pad)"),
 )
+# A copy segment: a source map (plane, base, lg, channels, height, width) and, per output coordinate
+# (c, y, x), the source coordinate it takes (0 c, 1 y, 2 x, NO_SLOT none) plus an offset.
+SEGMENT_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "sel_c", "sel_y", "sel_x",
+                  "off_c", "off_y", "off_x")
 PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base")
-VECTOR_OPS = {"QAdd": OP_ADD, "QRequant": OP_REQ, "QLut": OP_LUT, "GlobalMaxPool": OP_GMAX, "MaxPool": OP_MAXPOOL,
-              "Resize": OP_RESIZE}
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ class OverlayProgram:
     lut: tuple[int, ...]
     aux: tuple[int, ...]  # average pools: every output pixel's window count
     divisors: tuple[tuple[int, int], ...]  # average pools: (multiplier, shift) by count
+    segments: tuple[tuple[int, ...], ...]  # copies, in SEGMENT_FIELDS order
     act_bits: int  # activation memory word (signed)
     weight_max_bits: int  # PE weight registers
     acc_depth: int  # pixels per column of the accumulators (the largest spatial tile)
@@ -103,12 +109,13 @@ class _Builder:
         self.lut: list[int] = []
         self.aux: list[int] = []
         self.divisors: list[tuple[int, int]] = []
+        self.segments: list[tuple[int, ...]] = []
 
     def run(self) -> OverlayProgram:
         if self.R != self.C:
             raise MappingError(f"the overlay's vector lanes read the array's banks one to one: it needs a square "
                                f"array, not {self.R} x {self.C}")
-        rows = []
+        rows, problems = [], []
         for layer in self.mapping.layers:
             if layer.unit == "none":  # a Reshape: its output is an alias of its input's map
                 continue
@@ -117,7 +124,13 @@ class _Builder:
                 values = self._array(layer, node) if layer.unit == "systolic_array" else self._vector(layer, node)
             except MappingError as exc:
                 raise MappingError(f"{self.graph.describe(node.name)}: {exc}") from None
+            except UnsupportedModelError as exc:  # a form of the op the overlay's units do not implement
+                onnx_name, op_type, opset = self.graph.origin(node.name) or (node.name, "a layer hlsgen made", 0)
+                problems.append(UnsupportedOp(onnx_name, op_type, opset, f"the HLS overlay cannot run it: {exc}"))
+                continue
             rows.append(Row(layer.name, layer.output, tuple(values[name] for name, _ in ROW_FIELDS)))
+        if problems:
+            raise UnsupportedOpsError(problems)
         place = self.mapping.placement
         maps = [place(t) for t in [*self.graph.inputs, *(r.output for r in rows)]]
         act_bits = max([2] + [m.quant.bits + (0 if m.quant.signed else 1) for m in maps])
@@ -128,7 +141,7 @@ class _Builder:
         return OverlayProgram(
             tuple(rows), tuple(self._port(t) for t in self.graph.inputs), tuple(self._port(t) for t in self.graph.outputs),
             tuple(self.weights.words(self._row_words(wmax))), self.weights.bits, tuple(self.taps), tuple(self.params),
-            tuple(self.lut), tuple(self.aux), tuple(self.divisors), act_bits, wmax,
+            tuple(self.lut), tuple(self.aux), tuple(self.divisors), tuple(self.segments), act_bits, wmax,
             max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
             max([1] + [max(f["tc"], f["passes"]) for f in pooled]),
             max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax))
@@ -258,9 +271,11 @@ class _Builder:
             f.update(out_h=x.height, out_w=x.width, pixels=x.pixels)  # the pass walks the input's pixels
         elif node.op in ("MaxPool", "QAveragePool"):
             self._window_pool(f, node, x)
+        elif node.op in ("Concat", "Transpose", "Pad"):
+            self._copy(f, node)
         else:
             raise UnsupportedModelError(f"{node.op} has no overlay unit")
-        if f["o_rounds"] != 1 and f["op"] not in (OP_ADD, OP_REQ, OP_LUT, OP_RESIZE):
+        if f["o_rounds"] != 1 and f["op"] not in (OP_ADD, OP_REQ, OP_LUT, OP_RESIZE, OP_COPY):
             raise MappingError("a pooled map kept whole in every bank (G = 1) is not written by the vector unit")
         return f
 
@@ -281,6 +296,48 @@ class _Builder:
             self.aux.extend(int(c) for c in counts.reshape(-1))
             table = {int(c): (int(m), int(s)) for c, m, s in q.divisors}
             self.divisors.extend(table.get(c, (0, 0)) for c in range(max(table) + 1))
+
+
+    def _copy(self, f: dict, node: Node) -> None:
+        """Concat, Transpose, constant Pad: segments that move every source element to its output place."""
+        out_rank = len(self.graph.shape(node.outputs[0]))
+        f.update(op=OP_COPY, seg_base=len(self.segments))
+        if node.op == "Transpose":
+            perm = node.attrs.perm
+            if perm[0] != 0:
+                raise UnsupportedModelError("a Transpose that moves the batch axis does not run on the overlay")
+            sel = {_slot(a, out_rank): _slot(perm[a], out_rank) for a in range(1, out_rank)}
+            self._segment(node.inputs[0], sel, {})
+        elif node.op == "Pad":
+            a = node.attrs
+            begins = a.pads[:out_rank]
+            if a.mode != "constant" or begins[0] or a.pads[out_rank]:
+                raise UnsupportedModelError("only constant padding of channels and pixels runs on the overlay")
+            f.update(fill=1, zp=int(a.value))
+            self._segment(node.inputs[0], {}, {_slot(i, out_rank): begins[i] for i in range(1, out_rank)})
+        else:
+            axis, offset = node.attrs.axis, 0
+            if axis == 0:
+                raise UnsupportedModelError("a Concat along the batch axis does not run on the overlay")
+            for t in node.inputs:
+                self._segment(t, {}, {_slot(axis, out_rank): offset})
+                offset += self.graph.shape(t)[axis]
+        f["seg_count"] = len(self.segments) - f["seg_base"]
+
+    def _segment(self, tensor: str, sel: dict[int, int], offsets: dict[int, int]) -> None:
+        m = self.mapping.placement(tensor)
+        rank = len(self.graph.shape(tensor))
+        if rank > 4:
+            raise UnsupportedModelError("copies of tensors of rank above 4 do not run on the overlay")
+        present = {_slot(a, rank) for a in range(1, rank)}
+        slots = [sel.get(o, o if o in present else NO_SLOT) for o in range(3)]
+        self.segments.append((m.plane, m.base, m.lg, m.channels, m.height, m.width, *slots,
+                              *(offsets.get(o, 0) for o in range(3))))
+
+
+def _slot(axis: int, rank: int) -> int:
+    """The map coordinate (0 c, 1 y, 2 x) axis `axis` of a rank-`rank` tensor is stored as (map_shape)."""
+    return {4: {1: 0, 2: 1, 3: 2}, 3: {1: 0, 2: 2}, 2: {1: 0}}[rank][axis]
 
 
 def _per_channel(values, count: int) -> list[int]:

@@ -1,0 +1,182 @@
+"""The overlay HLS design: one R x C array, one vector unit and the memories, sequenced by the layer
+program. C-simulated bit-exact against the integer reference (portable headers, and the vendor ap_types
+headers when hls4ml is installed), its bank-conflict proof, a pragma count that does not grow with the
+layers, per-layer weight widths in the weight ROM, determinism and the first-wrong-layer trace."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from hlsgen import zoo
+from hlsgen.errors import UnsupportedOpsError
+from hlsgen.frontend import import_model
+from hlsgen.hls.csim import vendor_headers
+from hlsgen.hls.overlay.partition_check import check_folder, check_sources
+from hlsgen.hls.trace import first_difference
+from hlsgen.hls.tbdata import INPUT_FILE
+from hlsgen.passes import optimize
+from hlsgen.quant import BitConfig, quantize
+from tests.builders import make_model, tensor_value
+from tests.hls.conftest import EXAMPLE
+from tests.hls.helpers import csim, generate, quantize_model
+from tests.hls.test_kernels import conv1d_model, copies_model, pools_model
+
+pytestmark = pytest.mark.csim
+RNG = np.random.default_rng(12)
+PRAGMAS = ("PIPELINE", "UNROLL", "ARRAY_PARTITION")
+
+
+def weights(*shape):
+    return (RNG.standard_normal(shape) * 0.3).astype(np.float32)
+
+
+def digits():
+    data = np.load(EXAMPLE / "calib.npz")
+    return onnx.load(str(EXAMPLE / "digits.onnx")), {k: data[k][:12] for k in data.files}
+
+
+def zoo_model(name: str):
+    model = zoo.ZOO[name]()
+    return model, {"image": zoo.calibration_data(model, n=6, seed=0).astype(np.float32)}
+
+
+def lut_model():
+    """A lookup-table activation, nearest upsampling, a 1x1 Conv and a Dense over a 4x4 map."""
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["a"], pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Sigmoid", ["a"], ["s"]),
+             helper.make_node("Resize", ["s", "", "scales"], ["u"], mode="nearest"),
+             helper.make_node("Conv", ["u", "w2"], ["c"]),
+             helper.make_node("Relu", ["c"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Flatten", ["p"], ["f"]),
+             helper.make_node("Gemm", ["f", "wf", "bf"], ["y"], transB=1)]
+    inits = {"w1": weights(8, 3, 3, 3), "b1": weights(8), "w2": weights(16, 8, 1, 1),
+             "scales": np.array([1, 1, 2, 2], np.float32), "wf": weights(10, 256), "bf": weights(10)}
+    model = make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", None)], inits)
+    return model, {"x": RNG.uniform(-1, 1, (6, 3, 8, 8)).astype(np.float32)}
+
+
+def conv_chain(layers: int):
+    """`layers` 3x3 Conv + Relu, 16 channels, on an 8x8 map."""
+    nodes, inits, x = [], {}, "x"
+    for i in range(layers):
+        nodes += [helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], pads=[1, 1, 1, 1]),
+                  helper.make_node("Relu", [f"c{i}"], [f"r{i}"])]
+        inits[f"w{i}"] = weights(16, 3 if i == 0 else 16, 3, 3)
+        x = f"r{i}"
+    model = make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value(x, None)], inits)
+    return model, {"x": RNG.uniform(-1, 1, (4, 3, 8, 8)).astype(np.float32)}
+
+
+def overlay(tmp_path: Path, build, target: str = "systolic16x16", bits: int = 8):
+    model, feeds = build()
+    quantized = quantize_model(model, feeds, bits)
+    design = generate(quantized, feeds, tmp_path / "hls", target=target, design="overlay")
+    return design, quantized, feeds
+
+
+def pragma_counts(hls_dir: Path) -> dict[str, int]:
+    text = "\n".join(p.read_text() for p in sorted(hls_dir.glob("*.[ch]*")) if not p.name.endswith("_tb.cpp"))
+    return {name: len(re.findall(rf"#pragma HLS {name}\b", text)) for name in PRAGMAS}
+
+
+CASES = [("digits", digits, "systolic16x16"), ("digits", digits, "systolic8x8"),
+         ("residual", lambda: zoo_model("residual"), "systolic8x8"),
+         ("residual", lambda: zoo_model("residual"), "systolic16x16"),
+         ("mobilenet", lambda: zoo_model("mobilenet"), "systolic8x8"),
+         ("mobilenet", lambda: zoo_model("mobilenet"), "systolic16x16"),
+         ("lut_resize_dense", lut_model, "systolic8x8"), ("pools", pools_model, "systolic16x16"),
+         ("copies", copies_model, "systolic8x8")]
+
+
+@pytest.mark.parametrize("name, build, target", CASES, ids=[f"{n}-{t}" for n, _, t in CASES])
+def test_the_overlay_is_bit_exact_and_free_of_bank_conflicts(tmp_path, name, build, target):
+    design, quantized, _ = overlay(tmp_path, build, target)
+    rows, cols = (16, 16) if target == "systolic16x16" else (8, 8)
+    assert design.macs_per_cycle == rows * cols
+    result = csim(tmp_path / "hls", portable=True)
+    assert result.compared > 0 and result.mismatches == 0, result.log[-2000:]
+    assert check_folder(tmp_path / "hls") == []
+
+
+@pytest.mark.skipif(vendor_headers() is None, reason="hls4ml (the vendor ap_types headers) is not installed")
+def test_the_overlay_compiles_and_is_bit_exact_with_the_vendor_headers(tmp_path):
+    overlay(tmp_path, lambda: zoo_model("mobilenet"), "systolic8x8")
+    result = csim(tmp_path / "hls", portable=False)
+    assert result.headers.kind == "vendor" and result.mismatches == 0 and result.compared > 0
+
+
+def test_the_pragma_count_does_not_grow_with_the_layers(tmp_path):
+    counts = []
+    for layers in (2, 6):
+        design, _, _ = overlay(tmp_path / str(layers), lambda: conv_chain(layers))
+        assert design.rows == layers and design.macs_per_cycle == 256 and design.dsp < 360
+        counts.append(pragma_counts(tmp_path / str(layers) / "hls"))
+        assert csim(tmp_path / str(layers) / "hls", portable=True).mismatches == 0
+    assert counts[0] == counts[1] and all(counts[0].values())
+
+
+def test_the_partition_proof_catches_a_broken_partition(tmp_path):
+    overlay(tmp_path, digits)
+    text = "\n".join(p.read_text() for p in sorted((tmp_path / "hls").glob("*.[ch]*")))
+    assert check_sources(text) == []
+    broken = text.replace("#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2", "")
+    found = check_sources(broken)
+    assert any(c.array == "amem" and c.loop == "stream" and len(c.accesses) == 16 for c in found), found
+    # a cyclic weight ROM split in fewer banks than the words one PE row's load reads at once
+    broken = re.sub(r"variable=wrom type=cyclic factor=\d+", "variable=wrom type=cyclic factor=1", text)
+    assert any(c.array == "wrom" and c.loop == "load" for c in check_sources(broken))
+
+
+def test_the_partition_proof_flags_the_dataflow_designs_window_reads(tmp_path):
+    """The per-layer design partitions conv1's x[1][256] on its size-1 dimension: the 9 taps of a pixel
+    come from one bank (Vitis cannot reach II=1 there)."""
+    model, feeds = digits()
+    generate(quantize_model(model, feeds), feeds, tmp_path / "hls", design="dataflow")
+    found = check_folder(tmp_path / "hls")
+    assert any(c.array == "x" and len(c.accesses) == 9 and "k / 9" in c.accesses[0] for c in found), found
+
+
+def test_the_weight_rom_holds_each_layers_chosen_width(tmp_path):
+    model, feeds = zoo_model("residual")
+    at8 = quantize_model(model, feeds, 8)
+    narrow = {n.name: 4 for n in at8.graph.nodes.values() if n.op == "QConv"}
+    graph = import_model(model)
+    optimize(graph)
+    mixed = quantize(graph, feeds, BitConfig(8, 8, layer_weight_bits=narrow))
+    widths = {n.attrs.weight_bits for n in mixed.graph.nodes.values() if n.op in ("QConv", "QDense")}
+    assert widths == {4, 8}
+    wide = generate(at8, feeds, tmp_path / "w8", design="overlay")
+    small = generate(mixed, feeds, tmp_path / "mixed", design="overlay")
+    assert small.weight_rom_bits < wide.weight_rom_bits and small.weight_rom_words < wide.weight_rom_words
+    assert csim(tmp_path / "mixed", portable=True).mismatches == 0
+
+
+def test_two_writes_are_byte_identical(tmp_path):
+    model, feeds = zoo_model("mobilenet")
+    quantized = quantize_model(model, feeds)
+    for name in ("a", "b"):
+        generate(quantized, feeds, tmp_path / name, design="overlay")
+    files = sorted(p.relative_to(tmp_path / "a") for p in (tmp_path / "a").rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(tmp_path / "b") for p in (tmp_path / "b").rglob("*") if p.is_file())
+    assert all((tmp_path / "a" / f).read_bytes() == (tmp_path / "b" / f).read_bytes() for f in files)
+
+
+def test_the_trace_names_program_rows_and_finds_no_wrong_layer(tmp_path):
+    _, quantized, _ = overlay(tmp_path, digits)
+    work = tmp_path / "work"
+    work.mkdir()
+    verdict = first_difference(tmp_path / "hls", quantized.graph, tmp_path / "hls" / INPUT_FILE, 0, work, portable=True)
+    assert "every layer matches" in verdict
+    names = [line.split("\t")[0] for line in (work / "trace.txt").read_text().splitlines()]
+    assert any("+" in n for n in names)  # a row with a MaxPool fused into its writer
+
+
+def test_a_grouped_convolution_is_refused_naming_the_onnx_node(tmp_path):
+    with pytest.raises(UnsupportedOpsError, match=r"'g' \(Conv.*grouped convolutions"):
+        overlay(tmp_path, conv1d_model)
