@@ -1,6 +1,7 @@
 """`hlsgen csim`: its verdicts and its errors (one line each, the documented exit codes)."""
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import sys
@@ -42,18 +43,27 @@ def test_a_wrong_expected_value_fails_with_exit_5(build_copy, capsys):
 
 
 def test_a_wrong_weight_is_traced_to_its_layer_image_and_element(build_copy, capsys):
-    """The first weight of conv2 (the second conv layer; weights [group][reduction][out channel]) moves to the
-    other end of its range: conv1 and pool1 still match the reference, output channel 0 of conv2 does not."""
-    weights = build_copy / "hls" / "weights" / "conv2.h"
-    text, count = re.subn(r"(conv2_weights\[[^=]*= \{\s*\{\s*\{\s*)(-?\d+)",
-                          lambda m: m.group(1) + ("127" if int(m.group(2)) < 0 else "-127"), weights.read_text())
-    assert count == 1
-    weights.write_text(text)
+    """The first weight of conv2 (the second program row, its MaxPool fused; the weight ROM holds each row's
+    weights from its w_bit field on) moves to the other end of its range: conv1+pool1 still matches the
+    reference, output channel 0 of conv2+pool2 does not."""
+    program = build_copy / "hls" / "digits_program.h"
+    text = program.read_text()
+    fields = re.search(r"// Row fields: (.*)", text).group(1).split(", ")
+    row = re.search(r"\{ ([^}]*) \},\s+// conv2\+pool2 ->", text).group(1).split(", ")
+    bit, width = int(row[fields.index("w_bit")]), int(row[fields.index("wbits")])
+    words = re.search(r"wrom\[\d+\] = \{([^}]*)\}", text)
+    values = [int(w.rstrip("ULL,"), 16) for w in words.group(1).split()]
+    word, shift, mask = bit // 64, bit % 64, (1 << width) - 1
+    weight = (values[word] >> shift) & mask
+    flipped = (1 << (width - 1)) - 1 if weight >> (width - 1) else 1 << (width - 1) | 1
+    values[word] = values[word] & ~(mask << shift) | flipped << shift
+    literals = " ".join(f"0x{v:016x}ULL," for v in values)
+    program.write_text(text[:words.start(1)] + literals + text[words.end(1):])
     code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable", "-q")
     assert code == 5
-    assert_one_line_error(err, "first wrong value: image 0, layer conv2 (tensor relu2): element [0, ",
+    assert_one_line_error(err, "first wrong value: image 0, layer conv2+pool2 (tensor pool2): element [0, ",
                           "(C, H, W) csim ", "mismatch: image 0, logits[")
-    assert "layer conv1" not in err and "layer pool1" not in err
+    assert "layer conv1" not in err
 
 
 def test_a_rounding_error_in_the_generated_code_is_caught(build_copy, capsys):
@@ -65,21 +75,22 @@ def test_a_rounding_error_in_the_generated_code_is_caught(build_copy, capsys):
     code, _, err = run_cli(capsys, "csim", str(build_copy), "--portable", "-q")
     assert code == 5
     assert_one_line_error(err, "differ from the integer reference",
-                          "first wrong value: image 0, layer conv1 (tensor relu1)")
+                          "first wrong value: image 0, layer conv1+pool1 (tensor pool1)")
 
 
 @pytest.mark.parametrize("name", ["digits", "residual"])
 def test_the_trace_build_compiles_with_the_vendor_headers_and_logs_every_layer(models, tmp_path, name):
-    """-Werror: the HLSGEN_TRACE code is warning-free with the vendor headers too; every layer's output is
-    logged in call order (the residual network's forks are not: they copy a tensor) and equals the
-    reference's, and the values go back into the streams unchanged (the later layers still match)."""
+    """-Werror: the HLSGEN_TRACE code is warning-free with the vendor headers too; every program row's
+    output is logged in row order (a MaxPool fused into its row's writer is part of that row) and equals
+    the reference's, and tracing changes nothing (the outputs still match)."""
     if vendor_headers() is None:
         pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
     folder = models.get(name, "8")
     graph = load_build(folder).graph
     verdict = first_difference(folder / "hls", graph, folder / "hls" / INPUT_FILE, 1, tmp_path)
     assert verdict == "image 1: every layer matches the integer reference; the expected outputs differ from it"
-    assert [t.layer for t in read_trace(tmp_path / "trace.txt")] == [n.name for n in graph.topological()]
+    rows = [row["name"] for row in json.loads((folder / "program.json").read_text())["rows"] if row["unit"] != "none"]
+    assert [t.layer for t in read_trace(tmp_path / "trace.txt")] == rows
 
 
 def test_the_portable_header_can_be_forced_by_the_environment(models, capsys, monkeypatch):
