@@ -127,10 +127,10 @@ def test_the_partition_proof_catches_a_broken_partition(tmp_path):
     assert check_sources(text) == []
     broken = text.replace("#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2", "")
     found = check_sources(broken)
-    assert any(c.array == "amem" and c.loop == "stream" and len(c.accesses) == 16 for c in found), found
+    assert any(c.array == "amem" and c.loop == "stream" and len(c.accesses) >= 16 for c in found), found
     # a cyclic weight ROM split in fewer banks than the words one PE row's load reads at once
     broken = re.sub(r"variable=wrom type=cyclic factor=\d+", "variable=wrom type=cyclic factor=1", text)
-    assert any(c.array == "wrom" and c.loop == "load" for c in check_sources(broken))
+    assert {c.loop for c in check_sources(broken) if c.array == "wrom"} == {"first_load", "stream"}
 
 
 def test_the_partition_proof_flags_the_dataflow_designs_window_reads(tmp_path):
