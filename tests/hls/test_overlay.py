@@ -18,6 +18,7 @@ from hlsgen.frontend import import_model
 from hlsgen.hls.csim import vendor_headers
 from hlsgen.hls.overlay.partition_check import check_folder, check_sources
 from hlsgen.hls.trace import first_difference
+from hlsgen.hw import load_target, map_model
 from hlsgen.hls.tbdata import INPUT_FILE
 from hlsgen.passes import optimize
 from hlsgen.quant import BitConfig, quantize
@@ -180,3 +181,19 @@ def test_the_trace_names_program_rows_and_finds_no_wrong_layer(tmp_path):
 def test_a_grouped_convolution_is_refused_naming_the_onnx_node(tmp_path):
     with pytest.raises(UnsupportedOpsError, match=r"'g' \(Conv.*grouped convolutions"):
         overlay(tmp_path, conv1d_model)
+
+
+@pytest.mark.parametrize("name, build", [("digits", digits), ("mobilenet", lambda: zoo_model("mobilenet")),
+                                         ("lut_resize_dense", lut_model)])
+def test_the_cpp_runs_the_layer_programs_schedule(tmp_path, name, build):
+    """Per array and elementwise row, the C++ loops' trip counts equal the layer program's cycles but for
+    the fixed fill, drain and configuration latencies the loops leave to the pipeline (under R + C + 16)."""
+    model, feeds = build()
+    quantized = quantize_model(model, feeds)
+    target = load_target("systolic16x16")
+    design = generate(quantized, feeds, tmp_path / "hls", design="overlay")
+    rows = [layer for layer in map_model(quantized.graph, target).layers if layer.unit != "none"]
+    assert len(rows) == len(design.row_cycles)
+    for layer, cycles in zip(rows, design.row_cycles):
+        if layer.kind in ("conv", "depthwise", "dense", "elementwise", "resize", "global_pool"):
+            assert 0 <= layer.cycles - cycles < 16 + 16 + 16, (layer.name, layer.cycles, cycles)

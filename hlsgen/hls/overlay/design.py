@@ -17,6 +17,7 @@ from ..cnames import Names, tensor_type
 from ..layout import order_text
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
+from .cycles import inference_cycles, row_cycles
 from .program import PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
 
@@ -50,11 +51,13 @@ class OverlayDesign:
     bram_18k: int  # estimated 18 Kib block RAMs
     weight_rom_bits: int  # the packed weights (each layer at its own width)
     weight_rom_words: int  # 64-bit words Vitis stores (with the last word's padding and the spare words)
+    cycles: int  # per inference: the pipelined loops' trip counts (cycles.py)
+    row_cycles: tuple[int, ...]  # per program row
 
     def to_json(self) -> dict:
         return {"design": "overlay", "rows": self.rows, "macs_per_cycle": self.macs_per_cycle,
                 "dsp": self.dsp, "bram_18k": self.bram_18k, "weight_rom_bits": self.weight_rom_bits,
-                "weight_rom_words": self.weight_rom_words}
+                "weight_rom_words": self.weight_rom_words, "cycles": self.cycles}
 
 
 def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_inputs: dict[str, np.ndarray],
@@ -105,7 +108,8 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
     R, C = target.array.rows, target.array.cols
     return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
-                         program.weight_bits, len(program.weight_words))
+                         program.weight_bits, len(program.weight_words), inference_cycles(program, R),
+                         tuple(row_cycles(program, R)))
 
 
 def top_pragmas(ports: list[Port], program: OverlayProgram) -> list[str]:
