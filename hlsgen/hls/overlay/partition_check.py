@@ -3,9 +3,10 @@ partitions them (`#pragma HLS ARRAY_PARTITION`, Vitis's 1-based `dim`, 0 = every
 accesses of each `PIPELINE`d loop's iteration.
 
 Per pipelined loop, every access of its body (and of the functions it calls, which the design inlines)
-is expanded over the loops inside it (Vitis unrolls every loop nested in a pipelined one); on each partitioned dimension an access's bank is
-known when its index is a literal or an unrolled loop variable (complete partitions), or `e + v` with the
-same `e` (cyclic partitions: v distinct below the factor means distinct banks), and unknown otherwise.
+is expanded over the loops inside it (Vitis unrolls every loop nested in a pipelined one); on each
+partitioned dimension an access's bank is known when its index is a literal or an unrolled loop variable
+(complete partitions), or `e + v` with the same `e` (cyclic partitions: v distinct below the factor means
+distinct banks), and unknown otherwise.
 An iteration fails when more accesses than a bank's ports (PORTS, true dual-port block RAM) may meet in
 one bank. Arrays partitioned completely on every dimension are registers and never conflict.
 An array is looked up from the access outwards: the function it is in, the functions whose pipelined
@@ -46,7 +47,8 @@ class _Array:
 
     @property
     def registers(self) -> bool:
-        return bool(self.dims) and all(self.parts.get(d, ("", 0))[0] == "complete" for d in range(1, len(self.dims) + 1))
+        dims = range(1, len(self.dims) + 1)
+        return bool(self.dims) and all(self.parts.get(d, ("", 0))[0] == "complete" for d in dims)
 
 
 def check_folder(hls_dir: Path) -> list[Conflict]:

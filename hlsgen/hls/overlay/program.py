@@ -28,7 +28,8 @@ ROW_FIELDS = (
     ("unit", "0 systolic array, 1 vector unit"),
     ("op", "OP_* of the unit"),
     ("in_plane", "input map: plane"), ("in_base", "base address"), ("in_lg", "log2 of its channel banks"),
-    ("in_c", "channels"), ("in_h", "height"), ("in_w", "width"), ("in_zp", "zero point (QLut: the table's first input)"),
+    ("in_c", "channels"), ("in_h", "height"), ("in_w", "width"),
+    ("in_zp", "zero point (QLut: the table's first input)"),
     ("b_plane", "second input (QAdd): plane"), ("b_base", "base address"), ("b_lg", "log2 of its banks"),
     ("b_zp", "zero point"),
     ("dw", "array: depthwise mode (reads the depthwise window copies)"), ("dw_base", "input's copy address"),
@@ -139,7 +140,8 @@ class _Builder:
         pooled = [f for f in pooled if f["pool"]]
         wmax = max([2] + [layer.weight_bits for layer in array_rows])
         return OverlayProgram(
-            tuple(rows), tuple(self._port(t) for t in self.graph.inputs), tuple(self._port(t) for t in self.graph.outputs),
+            tuple(rows), tuple(self._port(t) for t in self.graph.inputs),
+            tuple(self._port(t) for t in self.graph.outputs),
             tuple(self.weights.words(self._row_words(wmax))), self.weights.bits, tuple(self.taps), tuple(self.params),
             tuple(self.lut), tuple(self.aux), tuple(self.divisors), tuple(self.segments), act_bits, wmax,
             max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
@@ -185,11 +187,7 @@ class _Builder:
         if layer.kind == "grouped_conv":
             raise UnsupportedModelError("grouped convolutions other than depthwise do not run on the overlay's array")
         if node.op == "QConv":
-            a = node.attrs.conv
-            if len(a.kernel_shape) == 1:
-                kernel, strides, dil, pads = (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations), (0, a.pads[0])
-            else:
-                kernel, strides, dil, pads = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
+            kernel, strides, dil, pads = _geometry(node.attrs.conv)
             out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
             w4 = w if w.ndim == 4 else w[:, :, None, :]
             matrix = w4.transpose(2, 3, 1, 0).reshape(-1, out_c)  # k = (ky * kw + kx) * C_in + c_in
@@ -281,16 +279,14 @@ class _Builder:
 
     def _window_pool(self, f: dict, node: Node, x) -> None:
         a = node.attrs.pool if node.op == "QAveragePool" else node.attrs
-        if len(a.kernel_shape) == 1:
-            kernel, strides, dil, pads = (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations), (0, a.pads[0])
-        else:
-            kernel, strides, dil, pads = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
+        kernel, strides, dil, pads = _geometry(a)
         f.update(op=OP_MAXPOOL, kh=kernel[0], kw=kernel[1], sy=strides[0], sx=strides[1], dil_y=dil[0],
                  dil_x=dil[1], pad_t=pads[0], pad_l=pads[1])
         if node.op == "QAveragePool":
             q = node.attrs
             inside = np.ones((1, 1, *self.graph.shape(node.inputs[0])[2:]), np.int64)
-            counts = pool_windows(a, inside, 1 if a.count_include_pad else 0, 0).sum(axis=tuple(range(-len(a.kernel_shape), 0)))
+            windows = pool_windows(a, inside, 1 if a.count_include_pad else 0, 0)
+            counts = windows.sum(axis=tuple(range(-len(a.kernel_shape), 0)))
             f.update(op=OP_AVGPOOL, in_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi,
                      aux_base=len(self.aux), div_base=len(self.divisors))
             self.aux.extend(int(c) for c in counts.reshape(-1))
@@ -333,6 +329,13 @@ class _Builder:
         slots = [sel.get(o, o if o in present else NO_SLOT) for o in range(3)]
         self.segments.append((m.plane, m.base, m.lg, m.channels, m.height, m.width, *slots,
                               *(offsets.get(o, 0) for o in range(3))))
+
+
+def _geometry(a) -> tuple[tuple[int, int], ...]:
+    """(kernel, strides, dilations, leading pads) as (rows, columns): a 1-D window is one row."""
+    if len(a.kernel_shape) == 1:
+        return (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations), (0, a.pads[0])
+    return tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
 
 
 def _slot(axis: int, rank: int) -> int:
