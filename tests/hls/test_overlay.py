@@ -16,7 +16,7 @@ from hlsgen import zoo
 from hlsgen.errors import UnsupportedOpsError
 from hlsgen.frontend import import_model
 from hlsgen.hls.csim import vendor_headers
-from hlsgen.hls.overlay.partition_check import check_folder, check_sources
+from hlsgen.hls.overlay.partition_check import BankConflictError, check_folder, check_sources, prove_folder
 from hlsgen.hls.trace import first_difference
 from hlsgen.hw import load_target, map_model
 from hlsgen.hls.tbdata import INPUT_FILE
@@ -197,3 +197,13 @@ def test_the_cpp_runs_the_layer_programs_schedule(tmp_path, name, build):
     for layer, cycles in zip(rows, design.row_cycles):
         if layer.kind in ("conv", "depthwise", "dense", "elementwise", "resize", "global_pool"):
             assert 0 <= layer.cycles - cycles < 16 + 16 + 16, (layer.name, layer.cycles, cycles)
+
+
+def test_a_conflict_in_written_cpp_is_a_bug_in_hlsgen(tmp_path):
+    """write_overlay proves its own output with prove_folder: C++ that lost a partition fails it."""
+    overlay(tmp_path, digits)
+    top = tmp_path / "hls" / "tiny.cpp"
+    prove_folder(tmp_path / "hls")
+    top.write_text(top.read_text().replace("#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2", ""))
+    with pytest.raises(BankConflictError, match="bug in hlsgen.*amem"):
+        prove_folder(tmp_path / "hls")

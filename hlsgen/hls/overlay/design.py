@@ -18,6 +18,7 @@ from ..layout import order_text
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
 from .cycles import inference_cycles, row_cycles
+from .partition_check import prove_folder
 from .program import PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
 
@@ -106,6 +107,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     shutil.copyfile(INCLUDE_DIR / "hlsgen_axis.h", out / "hlsgen_axis.h")
     for name in PORTABLE_HEADERS:
         shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
+    prove_folder(out)  # every pipelined loop's accesses against the partitions, as the C++ states them
     R, C = target.array.rows, target.array.cols
     return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
                          program.weight_bits, len(program.weight_words), inference_cycles(program, R),

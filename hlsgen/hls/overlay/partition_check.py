@@ -29,6 +29,10 @@ FUNCTION = re.compile(r"^(?:static |inline |template <[^>]*>\s*)*[\w:<>, ]+?[\s*
 UNKNOWN = None
 
 
+class BankConflictError(Exception):
+    """Generated C++ whose pipelined loops cannot reach II = 1: a bug in hlsgen, never a user error."""
+
+
 @dataclass(frozen=True)
 class Conflict:
     loop: str  # the pipelined loop's label (or its variable)
@@ -49,6 +53,14 @@ class _Array:
     def registers(self) -> bool:
         dims = range(1, len(self.dims) + 1)
         return bool(self.dims) and all(self.parts.get(d, ("", 0))[0] == "complete" for d in dims)
+
+
+def prove_folder(hls_dir: Path) -> None:
+    """Raise BankConflictError naming the first conflict of the C++ in `hls_dir`, if any."""
+    conflicts = check_folder(hls_dir)
+    if conflicts:
+        raise BankConflictError(f"the HLS C++ in {hls_dir} has {len(conflicts)} bank conflict(s) (a bug in hlsgen, "
+                                f"please report it): {conflicts[0]}")
 
 
 def check_folder(hls_dir: Path) -> list[Conflict]:
