@@ -62,6 +62,32 @@ def lut_model():
     return model, {"x": RNG.uniform(-1, 1, (6, 3, 8, 8)).astype(np.float32)}
 
 
+def tiled_pool_model():
+    """Spatial tiles that split pooling windows (900 pixels in 2 tiles of 450: 15 rows of 30), two column
+    tiles, a 5x5 depthwise layer (25 taps: several row tiles of the depthwise copies) and a residual add."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p", "wd"], ["d"], pads=[2, 2, 2, 2], group=32),
+             helper.make_node("Add", ["d", "p"], ["s"]),
+             helper.make_node("GlobalAveragePool", ["s"], ["y"])]
+    inits = {"w1": weights(32, 3, 3, 3), "wd": weights(32, 1, 5, 5)}
+    model = make_model(nodes, [tensor_value("x", [1, 3, 30, 30])], [tensor_value("y", None)], inits)
+    return model, {"x": RNG.uniform(-1, 1, (3, 3, 30, 30)).astype(np.float32)}
+
+
+def odd_channels_model():
+    """24 channels on 16 rows read over 9 taps: the map is kept whole in every bank (G = 1), so the writer
+    takes C writes per pixel."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p", "w2"], ["y"], pads=[1, 1, 1, 1])]
+    inits = {"w1": weights(24, 3, 3, 3), "w2": weights(8, 24, 3, 3)}
+    model = make_model(nodes, [tensor_value("x", [1, 3, 10, 10])], [tensor_value("y", None)], inits)
+    return model, {"x": RNG.uniform(-1, 1, (3, 3, 10, 10)).astype(np.float32)}
+
+
 def conv_chain(layers: int):
     """`layers` 3x3 Conv + Relu, 16 channels, on an 8x8 map."""
     nodes, inits, x = [], {}, "x"
@@ -92,7 +118,8 @@ CASES = [("digits", digits, "systolic16x16"), ("digits", digits, "systolic8x8"),
          ("mobilenet", lambda: zoo_model("mobilenet"), "systolic8x8"),
          ("mobilenet", lambda: zoo_model("mobilenet"), "systolic16x16"),
          ("lut_resize_dense", lut_model, "systolic8x8"), ("pools", pools_model, "systolic16x16"),
-         ("copies", copies_model, "systolic8x8")]
+         ("copies", copies_model, "systolic8x8"), ("tiled_pool", tiled_pool_model, "systolic16x16"),
+         ("tiled_pool", tiled_pool_model, "systolic8x8"), ("odd_channels", odd_channels_model, "systolic16x16")]
 
 
 @pytest.mark.parametrize("name, build, target", CASES, ids=[f"{n}-{t}" for n, _, t in CASES])
