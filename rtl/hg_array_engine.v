@@ -10,7 +10,9 @@
 module hg_array_engine #(
     parameter integer R = 4,
     parameter integer C = 4,
-    parameter integer W_W = 8,
+    parameter integer W_W = 8,       // the PEs' weights (the widest layer's)
+    parameter integer WB_W = 4,      // a layer's weight width (holds W_W)
+    parameter integer WS = 8,        // weight slices per ROM word (hg_weight_rom)
     parameter integer P_W = 32,
     parameter integer D_W = 8,
     parameter integer Z_W = 10,
@@ -19,6 +21,21 @@ module hg_array_engine #(
     parameter integer OFF_W = 18,
     parameter integer CNT_W = 10,
     parameter integer PIX_W = 10,
+    parameter integer ST_W = 4,      // strides
+    parameter integer PW_W = 4,      // fused pooling windows
+    // the layouts of hlsgen/rtl/words.py (the generated top sets them)
+    parameter integer M_W = 16,
+    parameter integer S_W = 6,
+    parameter integer PAR_SHIFT_LSB = 0,
+    parameter integer PAR_NEG_LSB = PAR_SHIFT_LSB + S_W,
+    parameter integer PAR_MULT_LSB = PAR_NEG_LSB + M_W,
+    parameter integer PAR_BIAS_LSB = PAR_MULT_LSB + M_W,
+    parameter integer PAR_W = PAR_BIAS_LSB + P_W,
+    parameter integer TAP_OFF_LSB = 0,
+    parameter integer TAP_DX_LSB = TAP_OFF_LSB + ADDR_W,
+    parameter integer TAP_DY_LSB = TAP_DX_LSB + DIM_W,
+    parameter integer TAP_VALID_LSB = TAP_DY_LSB + DIM_W,
+    parameter integer TAP_W = TAP_VALID_LSB + 1,
     parameter integer ACC_DEPTH = 512,
     parameter integer WROM_DEPTH = 64,
     parameter WROM_INIT = "",
@@ -30,14 +47,13 @@ module hg_array_engine #(
     parameter integer DW_DEPTH = 1,
     // derived
     parameter integer A_W = D_W + 1,
-    parameter integer TAP_W = 1 + 2 * DIM_W + ADDR_W,
-    parameter integer PAR_W = P_W + 38,
     parameter integer WROM_AW = (WROM_DEPTH > 1) ? $clog2(WROM_DEPTH) : 1,
+    parameter integer WSA_W = WROM_AW + ((WS > 1) ? $clog2(WS) : 1),   // weight slice addresses
     parameter integer TAP_AW = (TAP_DEPTH > 1) ? $clog2(TAP_DEPTH) : 1,
     parameter integer PAR_AW = (PAR_DEPTH > 1) ? $clog2(PAR_DEPTH) : 1,
     parameter integer ACC_AW = (ACC_DEPTH > 1) ? $clog2(ACC_DEPTH) : 1,
     parameter integer ROW_W = (R > 1) ? $clog2(R) : 1,
-    parameter integer TAG_W = 3 + CNT_W + PIX_W + 4 * DIM_W + 8
+    parameter integer TAG_W = 3 + CNT_W + PIX_W + 4 * DIM_W + 2 * PW_W
 ) (
     input  wire                   clk,
     input  wire                   rst,
@@ -47,14 +63,14 @@ module hg_array_engine #(
     input  wire [DIM_W-1:0]       cfg_in_h,
     input  wire [DIM_W-1:0]       cfg_in_w,
     input  wire [DIM_W-1:0]       cfg_out_w,
-    input  wire [3:0]             cfg_sx,
-    input  wire [3:0]             cfg_sy,
+    input  wire [ST_W-1:0]        cfg_sx,
+    input  wire [ST_W-1:0]        cfg_sy,
     input  wire signed [DIM_W:0]  cfg_x0,
     input  wire signed [DIM_W:0]  cfg_y0,
     input  wire signed [OFF_W-1:0] cfg_pix0,
     input  wire [OFF_W-1:0]       cfg_row_step,
-    input  wire [3:0]             cfg_pool_kh,
-    input  wire [3:0]             cfg_pool_kw,
+    input  wire [PW_W-1:0]        cfg_pool_kh,
+    input  wire [PW_W-1:0]        cfg_pool_kw,
     input  wire signed [Z_W-1:0]  cfg_in_zp,
     input  wire                   cfg_in_signed,
     input  wire [CNT_W-1:0]       cfg_tr,        // row tiles
@@ -62,7 +78,8 @@ module hg_array_engine #(
     input  wire [CNT_W-1:0]       cfg_ts,        // spatial tiles
     input  wire [PIX_W-1:0]       cfg_pt,        // pixels per spatial tile
     input  wire [PIX_W-1:0]       cfg_pt_last,   // pixels of the last spatial tile
-    input  wire [WROM_AW-1:0]     cfg_w_base,
+    input  wire [WSA_W-1:0]       cfg_w_base,    // the layer's first weight slice
+    input  wire [WB_W-1:0]        cfg_w_bits,    // its weights' width: a row is cfg_w_bits slices
     input  wire [TAP_AW-1:0]      cfg_tap_base,
     input  wire [PAR_AW-1:0]      cfg_par_base,
     input  wire                   cfg_neg,
@@ -87,8 +104,8 @@ module hg_array_engine #(
     output wire [DIM_W-1:0]       o_ox,
     output wire [DIM_W-1:0]       o_py,
     output wire [DIM_W-1:0]       o_px,
-    output wire [3:0]             o_pi,
-    output wire [3:0]             o_pj,
+    output wire [PW_W-1:0]        o_pi,
+    output wire [PW_W-1:0]        o_pj,
     output wire [C*D_W-1:0]       o_data
 );
     localparam [1:0] S_IDLE = 2'd0, S_LOAD = 2'd1, S_RUN = 2'd2;
@@ -101,7 +118,7 @@ module hg_array_engine #(
     reg [PIX_W-1:0] tcnt;
     reg [CNT_W-1:0] rt, ct, st;
     reg [ADDR_W-1:0] slot_off;   // depthwise: the column tile's channel block in the input
-    reg [WROM_AW-1:0] wt;   // first weight-memory row of the current tile
+    reg [WSA_W-1:0] wt;     // first weight slice of the current tile
     reg             bank;
 
     wire last_rt = rt == cfg_tr - 1'b1;
@@ -115,7 +132,8 @@ module hg_array_engine #(
     wire issue = running && tcnt < p_t;
     wire next_new_spatial = last_rt && last_ct;
     wire [CNT_W-1:0] n_rt = last_rt ? {CNT_W{1'b0}} : rt + 1'b1;
-    wire [WROM_AW-1:0] n_wt = next_new_spatial ? cfg_w_base : wt + R32[WROM_AW-1:0];
+    wire [WSA_W+31:0] tile_slices = {{WSA_W{1'b0}}, R32} * {{(WSA_W+32-WB_W){1'b0}}, cfg_w_bits};
+    wire [WSA_W-1:0] n_wt = next_new_spatial ? cfg_w_base : wt + tile_slices[WSA_W-1:0];
     wire boot = state == S_IDLE && start;
     wire advance = running && period_end && !last_tile;
     // the next tile's weights and taps load at the start of every period but the last one
@@ -165,7 +183,7 @@ module hg_array_engine #(
     // ---- weights: R rows of the next tile into the idle bank --------------------------------------
     reg             wl_active;
     reg [ROW_W-1:0] wl_row;
-    reg [WROM_AW-1:0] w_addr;
+    reg [WSA_W-1:0] w_addr;
     reg             wl_bank;
     reg             w_we;
     reg [ROW_W-1:0] w_row;
@@ -184,7 +202,7 @@ module hg_array_engine #(
                 wl_bank <= boot ? 1'b0 : !bank;
             end else if (wl_active) begin
                 wl_row <= wl_row + 1'b1;
-                w_addr <= w_addr + 1'b1;
+                w_addr <= w_addr + {{(WSA_W-WB_W){1'b0}}, cfg_w_bits};
                 if (wl_row == ROW_LAST) wl_active <= 1'b0;
             end
             w_we <= wl_active;
@@ -193,8 +211,8 @@ module hg_array_engine #(
         end
     end
 
-    hg_rom #(.W(C * W_W), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
-        .clk(clk), .addr(w_addr), .data(w_data));
+    hg_weight_rom #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(WS), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
+        .clk(clk), .addr(w_addr), .bits(cfg_w_bits), .data(w_data));
 
     // ---- taps of the current row tile ------------------------------------------------------------
     reg  [R*TAP_W-1:0] taps;
@@ -218,9 +236,11 @@ module hg_array_engine #(
     wire [R*ADDR_W-1:0] window_addr;
     assign rd_addr = window_addr;
     wire [DIM_W-1:0] oy, ox, py, px;
-    wire [3:0] pi, pj;
+    wire [PW_W-1:0] pi, pj;
 
-    hg_line_buffer #(.R(R), .DIM_W(DIM_W), .ADDR_W(ADDR_W), .OFF_W(OFF_W)) window (
+    hg_line_buffer #(.R(R), .DIM_W(DIM_W), .ADDR_W(ADDR_W), .OFF_W(OFF_W), .ST_W(ST_W), .PW_W(PW_W),
+                     .TAP_OFF_LSB(TAP_OFF_LSB), .TAP_DX_LSB(TAP_DX_LSB), .TAP_DY_LSB(TAP_DY_LSB),
+                     .TAP_VALID_LSB(TAP_VALID_LSB), .TAP_W(TAP_W)) window (
         .clk(clk), .init(boot), .step(issue), .save(advance && next_new_spatial),
         .restore(advance && !next_new_spatial),
         .base(cfg_dw ? cfg_dw_base + slot_off : cfg_in_base), .in_h(cfg_in_h), .in_w(cfg_in_w), .out_w(cfg_out_w), .sx(cfg_sx), .sy(cfg_sy),
@@ -283,12 +303,17 @@ module hg_array_engine #(
         .clk(clk), .addr(cfg_par_base + p_ct[PAR_AW-1:0]), .data(par));
 
     wire [C*P_W-1:0] bias;
-    reg  [C*38-1:0] scale2;   // per lane {mult, mult_neg, shift}, aligned with the sums
+    reg  [C*M_W-1:0] mult2, neg2;   // per lane, aligned with the sums
+    reg  [C*S_W-1:0] shift2;
     genvar c;
     generate
         for (c = 0; c < C; c = c + 1) begin : g_par
-            assign bias[c*P_W +: P_W] = par[c*PAR_W + 38 +: P_W];
-            always @(posedge clk) scale2[c*38 +: 38] <= par[c*PAR_W +: 38];
+            assign bias[c*P_W +: P_W] = par[c*PAR_W + PAR_BIAS_LSB +: P_W];
+            always @(posedge clk) begin
+                mult2[c*M_W +: M_W] <= par[c*PAR_W + PAR_MULT_LSB +: M_W];
+                neg2[c*M_W +: M_W] <= par[c*PAR_W + PAR_NEG_LSB +: M_W];
+                shift2[c*S_W +: S_W] <= par[c*PAR_W + PAR_SHIFT_LSB +: S_W];
+            end
         end
     endgenerate
 
@@ -306,9 +331,9 @@ module hg_array_engine #(
 
     generate
         for (c = 0; c < C; c = c + 1) begin : g_requant
-            hg_requant #(.P_W(P_W), .M_W(16), .Z_W(Z_W), .D_W(D_W)) requant (
-                .clk(clk), .acc(s_data[c*P_W +: P_W]), .mult(scale2[c*38 + 22 +: 16]),
-                .mult_neg(scale2[c*38 + 6 +: 16]), .use_neg(cfg_neg), .shift(scale2[c*38 +: 6]),
+            hg_requant #(.P_W(P_W), .M_W(M_W), .S_W(S_W), .Z_W(Z_W), .D_W(D_W)) requant (
+                .clk(clk), .acc(s_data[c*P_W +: P_W]), .mult(mult2[c*M_W +: M_W]),
+                .mult_neg(neg2[c*M_W +: M_W]), .use_neg(cfg_neg), .shift(shift2[c*S_W +: S_W]),
                 .zp(cfg_zp), .lo(cfg_lo), .hi(cfg_hi), .q(o_data[c*D_W +: D_W]));
         end
     endgenerate
@@ -317,9 +342,9 @@ module hg_array_engine #(
     hg_delay #(.W(1 + TAG_W), .D(3)) align (.clk(clk), .d({s_valid && !rst, tag_a2}), .q({o_valid, o_tag}));
     assign o_last = o_tag[TAG_W-1];
     assign o_cblk = o_tag[TAG_W-4 -: CNT_W];
-    assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+8-1:0];
+    assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+2*PW_W-1:0];
 
     wire unused_tags = ^{o_tag[TAG_W-2 -: 2], o_tag[TAG_W-4-CNT_W -: PIX_W], p_pix[PIX_W+ACC_AW-1:ACC_AW],
-                         p_ct[CNT_W+PAR_AW-1:PAR_AW], p_tag[4*DIM_W+8-1:0], p_tag[TAG_W-1], n_rt_wide[CNT_W+TAP_AW-1:TAP_AW]};
+                         tile_slices[WSA_W+31:WSA_W], p_ct[CNT_W+PAR_AW-1:PAR_AW], p_tag[4*DIM_W+2*PW_W-1:0], p_tag[TAG_W-1], n_rt_wide[CNT_W+TAP_AW-1:TAP_AW]};
 endmodule
 `default_nettype wire

@@ -11,7 +11,14 @@ module hg_line_buffer #(
     parameter integer DIM_W = 8,
     parameter integer ADDR_W = 12,
     parameter integer OFF_W = 18,
-    parameter integer TAP_W = 1 + 2 * DIM_W + ADDR_W
+    parameter integer ST_W = 4,      // strides
+    parameter integer PW_W = 4,      // fused pooling windows
+    // the tap word of hlsgen/rtl/words.py (the generated top sets it)
+    parameter integer TAP_OFF_LSB = 0,
+    parameter integer TAP_DX_LSB = TAP_OFF_LSB + ADDR_W,
+    parameter integer TAP_DY_LSB = TAP_DX_LSB + DIM_W,
+    parameter integer TAP_VALID_LSB = TAP_DY_LSB + DIM_W,
+    parameter integer TAP_W = TAP_VALID_LSB + 1
 ) (
     input  wire                   clk,
     input  wire                   init,
@@ -23,14 +30,14 @@ module hg_line_buffer #(
     input  wire [DIM_W-1:0]       in_h,
     input  wire [DIM_W-1:0]       in_w,
     input  wire [DIM_W-1:0]       out_w,
-    input  wire [3:0]             sx,
-    input  wire [3:0]             sy,
+    input  wire [ST_W-1:0]        sx,
+    input  wire [ST_W-1:0]        sy,
     input  wire signed [DIM_W:0]  x0_first,
     input  wire signed [DIM_W:0]  y0_first,
     input  wire signed [OFF_W-1:0] pix_first,
     input  wire [OFF_W-1:0]       row_step,
-    input  wire [3:0]             pool_kh,
-    input  wire [3:0]             pool_kw,
+    input  wire [PW_W-1:0]        pool_kh,
+    input  wire [PW_W-1:0]        pool_kw,
     // taps of the current row tile: lane r = {valid, dy, dx, coff}
     input  wire [R*TAP_W-1:0]     taps,
     // the window vector's reads
@@ -41,13 +48,13 @@ module hg_line_buffer #(
     output wire [DIM_W-1:0]       ox,
     output wire [DIM_W-1:0]       py,
     output wire [DIM_W-1:0]       px,
-    output wire [3:0]             pi,
-    output wire [3:0]             pj
+    output wire [PW_W-1:0]        pi,
+    output wire [PW_W-1:0]        pj
 );
     wire signed [DIM_W:0] y0, x0;
     wire signed [OFF_W-1:0] pix;
 
-    hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(OFF_W)) walk (
+    hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(OFF_W), .ST_W(ST_W), .PW_W(PW_W)) walk (
         .clk(clk), .init(init), .step(step), .save(save), .restore(restore),
         .out_w(out_w), .sx(sx), .sy(sy), .x0_first(x0_first), .y0_first(y0_first), .pix_first(pix_first),
         .row_step(row_step), .pool_kh(pool_kh), .pool_kw(pool_kw),
@@ -57,10 +64,10 @@ module hg_line_buffer #(
     generate
         for (r = 0; r < R; r = r + 1) begin : g_lane
             wire [TAP_W-1:0] tap = taps[r*TAP_W +: TAP_W];
-            wire             valid = tap[TAP_W-1];
-            wire [DIM_W-1:0] dy = tap[ADDR_W + 2*DIM_W - 1 -: DIM_W];
-            wire [DIM_W-1:0] dx = tap[ADDR_W + DIM_W - 1 -: DIM_W];
-            wire [ADDR_W-1:0] coff = tap[ADDR_W-1:0];
+            wire             valid = tap[TAP_VALID_LSB];
+            wire [DIM_W-1:0] dy = tap[TAP_DY_LSB +: DIM_W];
+            wire [DIM_W-1:0] dx = tap[TAP_DX_LSB +: DIM_W];
+            wire [ADDR_W-1:0] coff = tap[TAP_OFF_LSB +: ADDR_W];
             wire signed [DIM_W+1:0] y = {y0[DIM_W], y0} + $signed({2'b00, dy});
             wire signed [DIM_W+1:0] x = {x0[DIM_W], x0} + $signed({2'b00, dx});
             wire signed [OFF_W-1:0] sum = pix + $signed({{(OFF_W-ADDR_W){1'b0}}, base})

@@ -8,7 +8,9 @@
 `default_nettype none
 module hg_pixel_walk #(
     parameter integer DIM_W = 8,    // unsigned pixel coordinates
-    parameter integer OFF_W = 18    // signed linear offsets
+    parameter integer OFF_W = 18,   // signed linear offsets
+    parameter integer ST_W = 4,     // strides
+    parameter integer PW_W = 4      // pooling windows
 ) (
     input  wire                    clk,
     input  wire                    init,      // back to the first pixel (wins over everything else)
@@ -16,14 +18,14 @@ module hg_pixel_walk #(
     input  wire                    save,
     input  wire                    restore,
     input  wire [DIM_W-1:0]        out_w,     // output pixels per row
-    input  wire [3:0]              sx,
-    input  wire [3:0]              sy,
+    input  wire [ST_W-1:0]         sx,
+    input  wire [ST_W-1:0]         sy,
     input  wire signed [DIM_W:0]   x0_first,  // -pad_left
     input  wire signed [DIM_W:0]   y0_first,  // -pad_top
     input  wire signed [OFF_W-1:0] pix_first, // y0_first * in_w + x0_first
     input  wire [OFF_W-1:0]        row_step,  // sy * in_w
-    input  wire [3:0]              pool_kh,
-    input  wire [3:0]              pool_kw,
+    input  wire [PW_W-1:0]         pool_kh,
+    input  wire [PW_W-1:0]         pool_kw,
     output reg  [DIM_W-1:0]        oy,
     output reg  [DIM_W-1:0]        ox,
     output reg  signed [DIM_W:0]   y0,
@@ -31,10 +33,10 @@ module hg_pixel_walk #(
     output reg  signed [OFF_W-1:0] pix,
     output reg  [DIM_W-1:0]        py,
     output reg  [DIM_W-1:0]        px,
-    output reg  [3:0]              pi,
-    output reg  [3:0]              pj
+    output reg  [PW_W-1:0]         pi,
+    output reg  [PW_W-1:0]         pj
 );
-    localparam integer S_W = 4 * DIM_W + 2 * (DIM_W + 1) + 2 * OFF_W + 8;
+    localparam integer S_W = 4 * DIM_W + 2 * (DIM_W + 1) + 2 * OFF_W + 2 * PW_W;
 
     reg signed [OFF_W-1:0] row_pix;   // offset of (y0, x0_first)
     reg [S_W-1:0] saved;
@@ -43,7 +45,7 @@ module hg_pixel_walk #(
     reg [DIM_W-1:0] n_oy, n_ox, n_py, n_px;
     reg signed [DIM_W:0] n_y0, n_x0;
     reg signed [OFF_W-1:0] n_pix, n_row;
-    reg [3:0] n_pi, n_pj;
+    reg [PW_W-1:0] n_pi, n_pj;
 
     always @* begin
         {n_oy, n_ox, n_y0, n_x0, n_pix, n_row, n_py, n_px, n_pi, n_pj} =
@@ -53,23 +55,23 @@ module hg_pixel_walk #(
                 n_ox = {DIM_W{1'b0}};
                 n_x0 = x0_first;
                 n_oy = oy + 1'b1;
-                n_y0 = y0 + $signed({1'b0, {(DIM_W-4){1'b0}}, sy});
+                n_y0 = y0 + $signed({1'b0, {(DIM_W-ST_W){1'b0}}, sy});
                 n_row = row_pix + $signed(row_step);
                 n_pix = row_pix + $signed(row_step) + $signed({{(OFF_W-DIM_W-1){x0_first[DIM_W]}}, x0_first});
-                n_pj = 4'd0;
+                n_pj = {PW_W{1'b0}};
                 n_px = {DIM_W{1'b0}};
                 if (pi == pool_kh - 1'b1) begin
-                    n_pi = 4'd0;
+                    n_pi = {PW_W{1'b0}};
                     n_py = py + 1'b1;
                 end else begin
                     n_pi = pi + 1'b1;
                 end
             end else begin
                 n_ox = ox + 1'b1;
-                n_x0 = x0 + $signed({1'b0, {(DIM_W-4){1'b0}}, sx});
-                n_pix = pix + $signed({{(OFF_W-4){1'b0}}, sx});
+                n_x0 = x0 + $signed({1'b0, {(DIM_W-ST_W){1'b0}}, sx});
+                n_pix = pix + $signed({{(OFF_W-ST_W){1'b0}}, sx});
                 if (pj == pool_kw - 1'b1) begin
-                    n_pj = 4'd0;
+                    n_pj = {PW_W{1'b0}};
                     n_px = px + 1'b1;
                 end else begin
                     n_pj = pj + 1'b1;
@@ -83,13 +85,13 @@ module hg_pixel_walk #(
     always @(posedge clk) begin
         if (init) begin
             {oy, ox, py, px} <= {4*DIM_W{1'b0}};
-            {pi, pj} <= 8'd0;
+            {pi, pj} <= {2*PW_W{1'b0}};
             y0 <= y0_first;
             x0 <= x0_first;
             pix <= pix_first;
             row_pix <= pix_first - $signed({{(OFF_W-DIM_W-1){x0_first[DIM_W]}}, x0_first});
             saved <= {{2*DIM_W{1'b0}}, y0_first, x0_first, pix_first,
-                      pix_first - $signed({{(OFF_W-DIM_W-1){x0_first[DIM_W]}}, x0_first}), {2*DIM_W+8{1'b0}}};
+                      pix_first - $signed({{(OFF_W-DIM_W-1){x0_first[DIM_W]}}, x0_first}), {2*DIM_W+2*PW_W{1'b0}}};
         end else begin
             if (restore) {oy, ox, y0, x0, pix, row_pix, py, px, pi, pj} <= saved;
             else {oy, ox, y0, x0, pix, row_pix, py, px, pi, pj} <= next_state;

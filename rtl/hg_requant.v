@@ -7,6 +7,7 @@
 module hg_requant #(
     parameter integer P_W = 32,   // signed accumulator
     parameter integer M_W = 16,   // unsigned multiplier
+    parameter integer S_W = 6,    // right shift
     parameter integer Z_W = 10,   // signed zero point and bounds
     parameter integer D_W = 8     // output bits
 ) (
@@ -15,14 +16,14 @@ module hg_requant #(
     input  wire        [M_W-1:0] mult,
     input  wire        [M_W-1:0] mult_neg,
     input  wire                  use_neg,    // layer has a negative-branch multiplier
-    input  wire        [5:0]     shift,
+    input  wire        [S_W-1:0] shift,
     input  wire signed [Z_W-1:0] zp,
     input  wire signed [Z_W-1:0] lo,
     input  wire signed [Z_W-1:0] hi,
     output wire        [D_W-1:0] q
 );
     reg  signed [63:0] product;
-    reg         [5:0]  shift_1;
+    reg         [S_W-1:0] shift_1;
     reg  signed [Z_W-1:0] zp_1, lo_1, hi_1;
 
     wire [M_W-1:0] m = (use_neg && acc[P_W-1]) ? mult_neg : mult;
@@ -35,7 +36,7 @@ module hg_requant #(
         {zp_1, lo_1, hi_1} <= {zp, lo, hi};
     end
 
-    hg_round_saturate #(.Z_W(Z_W), .D_W(D_W)) round_saturate (
+    hg_round_saturate #(.S_W(S_W), .Z_W(Z_W), .D_W(D_W)) round_saturate (
         .clk(clk), .v(product), .shift(shift_1), .zp(zp_1), .lo(lo_1), .hi(hi_1), .q(q));
 endmodule
 `default_nettype wire

@@ -5,12 +5,13 @@
 // the saturated value (lo/hi keep it inside the output's range).
 `default_nettype none
 module hg_round_saturate #(
+    parameter integer S_W = 6,    // right shift
     parameter integer Z_W = 10,   // signed zero point and bounds
     parameter integer D_W = 8     // output bits
 ) (
     input  wire                  clk,
     input  wire signed [63:0]    v,
-    input  wire        [5:0]     shift,
+    input  wire        [S_W-1:0] shift,
     input  wire signed [Z_W-1:0] zp,
     input  wire signed [Z_W-1:0] lo,
     input  wire signed [Z_W-1:0] hi,
@@ -19,7 +20,7 @@ module hg_round_saturate #(
     reg  signed [63:0] scaled;
     reg  signed [Z_W-1:0] zp_1, lo_1, hi_1;
 
-    wire signed [63:0] half = (shift == 6'd0) ? 64'sd0 : (64'sd1 <<< (shift - 6'd1));
+    wire signed [63:0] half = (shift == {S_W{1'b0}}) ? 64'sd0 : (64'sd1 <<< (shift - 1'b1));
     wire signed [63:0] biased = scaled + {{(64-Z_W){zp_1[Z_W-1]}}, zp_1};
     wire signed [63:0] lo_w = {{(64-Z_W){lo_1[Z_W-1]}}, lo_1};
     wire signed [63:0] hi_w = {{(64-Z_W){hi_1[Z_W-1]}}, hi_1};

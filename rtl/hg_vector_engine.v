@@ -19,6 +19,11 @@ module hg_vector_engine #(
     parameter integer OFF_W = 18,   // the pixel walk's signed offsets (wider than DIM_W + 1)
     parameter integer CNT_W = 10,
     parameter integer PIX_W = 12,
+    parameter integer ST_W = 4,     // the pixel walk's strides
+    parameter integer PW_W = 4,     // pooling windows
+    parameter integer UP_W = 4,     // upsampling factors minus one
+    parameter integer VM_W = 17,    // multipliers
+    parameter integer S_W = 6,      // right shift
     parameter integer LUT_DEPTH = 1,
     parameter LUT_INIT = "",
     parameter integer LUT_AW = (LUT_DEPTH > 1) ? $clog2(LUT_DEPTH) : 1
@@ -34,23 +39,23 @@ module hg_vector_engine #(
     input  wire [ADDR_W-1:0]     cfg_stride,    // H * W: one channel slot of the inputs
     input  wire [DIM_W-1:0]      cfg_w,
     input  wire [PIX_W-1:0]      cfg_pixels,    // H * W
-    input  wire [3:0]            cfg_up_x,      // upsampling factors minus one
-    input  wire [3:0]            cfg_up_y,
+    input  wire [UP_W-1:0]       cfg_up_x,      // upsampling factors minus one
+    input  wire [UP_W-1:0]       cfg_up_y,
     input  wire [DIM_W-1:0]      cfg_src_w,     // width of the map read
     input  wire [CNT_W-1:0]      cfg_passes,
     input  wire signed [Z_W-1:0] cfg_a_zp,      // OP_LUT: the table's first input level
     input  wire signed [Z_W-1:0] cfg_b_zp,
     input  wire                  cfg_a_signed,
     input  wire                  cfg_b_signed,
-    input  wire [16:0]           cfg_ma,
-    input  wire [16:0]           cfg_mb,
-    input  wire [5:0]            cfg_shift,
+    input  wire [VM_W-1:0]       cfg_ma,
+    input  wire [VM_W-1:0]       cfg_mb,
+    input  wire [S_W-1:0]        cfg_shift,
     input  wire signed [Z_W-1:0] cfg_zp,
     input  wire signed [Z_W-1:0] cfg_lo,
     input  wire signed [Z_W-1:0] cfg_hi,
     input  wire [LUT_AW-1:0]     cfg_lut_base,
-    input  wire [3:0]            cfg_pool_kh,
-    input  wire [3:0]            cfg_pool_kw,
+    input  wire [PW_W-1:0]       cfg_pool_kh,
+    input  wire [PW_W-1:0]       cfg_pool_kw,
     // activation memory: lane c reads bank c of the a plane and of the b plane
     output wire [C*ADDR_W-1:0]   a_addr,
     output wire [C*ADDR_W-1:0]   b_addr,
@@ -63,13 +68,14 @@ module hg_vector_engine #(
     output wire [DIM_W-1:0]      o_ox,
     output wire [DIM_W-1:0]      o_py,
     output wire [DIM_W-1:0]      o_px,
-    output wire [3:0]            o_pi,
-    output wire [3:0]            o_pj,
+    output wire [PW_W-1:0]       o_pi,
+    output wire [PW_W-1:0]       o_pj,
     output wire [C*D_W-1:0]      o_data
 );
     localparam [2:0] OP_ADD = 3'd0, OP_LUT = 3'd2, OP_GAVG = 3'd3, OP_GMAX = 3'd4;  // 1: OP_REQ
     localparam integer V_W = 32;
-    localparam integer TAG_W = 1 + CNT_W + 4 * DIM_W + 8;
+    localparam integer TAG_W = 1 + CNT_W + 4 * DIM_W + 2 * PW_W;
+    localparam [UP_W-1:0] UP_0 = {UP_W{1'b0}};
     localparam [31:0] C32 = C;
 
     wire global_pool = cfg_op == OP_GAVG || cfg_op == OP_GMAX;
@@ -101,7 +107,7 @@ module hg_vector_engine #(
 
     // the source pixel: a column and a row offset that advance once per up_x columns / up_y rows
     reg [DIM_W-1:0] col, src_col;
-    reg [3:0]       jx, jy;
+    reg [UP_W-1:0]  jx, jy;
     localparam integer SRC_W = (PIX_W > DIM_W ? PIX_W : DIM_W) + 1;
     reg [SRC_W-1:0] src_row;
     wire restart = (start && !busy) || (issue && last_pixel);
@@ -110,18 +116,18 @@ module hg_vector_engine #(
             col <= {DIM_W{1'b0}};
             src_col <= {DIM_W{1'b0}};
             src_row <= {SRC_W{1'b0}};
-            jx <= 4'd0;
-            jy <= 4'd0;
+            jx <= UP_0;
+            jy <= UP_0;
         end else if (issue) begin
             if (col == cfg_w - 1'b1) begin
                 col <= {DIM_W{1'b0}};
                 src_col <= {DIM_W{1'b0}};
-                jx <= 4'd0;
-                jy <= (jy == cfg_up_y) ? 4'd0 : jy + 4'd1;
+                jx <= UP_0;
+                jy <= (jy == cfg_up_y) ? UP_0 : jy + 1'b1;
                 if (jy == cfg_up_y) src_row <= src_row + {{(SRC_W-DIM_W){1'b0}}, cfg_src_w};
             end else begin
                 col <= col + 1'b1;
-                jx <= (jx == cfg_up_x) ? 4'd0 : jx + 4'd1;
+                jx <= (jx == cfg_up_x) ? UP_0 : jx + 1'b1;
                 if (jx == cfg_up_x) src_col <= src_col + 1'b1;
             end
         end
@@ -129,12 +135,12 @@ module hg_vector_engine #(
     wire [SRC_W-1:0] src = src_row + {{(SRC_W-DIM_W){1'b0}}, src_col};
 
     wire [DIM_W-1:0] oy, ox, py, px;
-    wire [3:0] pi, pj;
+    wire [PW_W-1:0] pi, pj;
     wire signed [DIM_W:0] unused_y0, unused_x0;
     wire signed [OFF_W-1:0] unused_pix;
-    hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(OFF_W)) walk (
+    hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(OFF_W), .ST_W(ST_W), .PW_W(PW_W)) walk (
         .clk(clk), .init((start && !busy) || (issue && last_pixel)), .step(issue), .save(1'b0), .restore(1'b0),
-        .out_w(cfg_w), .sx(4'd1), .sy(4'd1), .x0_first({(DIM_W+1){1'b0}}), .y0_first({(DIM_W+1){1'b0}}),
+        .out_w(cfg_w), .sx({{(ST_W-1){1'b0}}, 1'b1}), .sy({{(ST_W-1){1'b0}}, 1'b1}), .x0_first({(DIM_W+1){1'b0}}), .y0_first({(DIM_W+1){1'b0}}),
         .pix_first({OFF_W{1'b0}}), .row_step({OFF_W{1'b0}}), .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw),
         .oy(oy), .ox(ox), .y0(unused_y0), .x0(unused_x0), .pix(unused_pix), .py(py), .px(px), .pi(pi), .pj(pj));
 
@@ -157,7 +163,7 @@ module hg_vector_engine #(
     endgenerate
 
     wire out_now = !global_pool || last_pixel;
-    wire [TAG_W-1:0] tag0 = {last_pass && last_pixel, pass, global_pool ? {4*DIM_W+8{1'b0}} : {oy, ox, py, px, pi, pj}};
+    wire [TAG_W-1:0] tag0 = {last_pass && last_pixel, pass, global_pool ? {4*DIM_W+2*PW_W{1'b0}} : {oy, ox, py, px, pi, pj}};
 
     // stage 0: the banks answer; stage 1: centred operands; stage 2: accumulate (pools) or hold
     reg             v0, v1, v2, first0, first1, emit0, emit1;
@@ -195,11 +201,11 @@ module hg_vector_engine #(
         end
     end
 
-    wire [16:0] mb = (cfg_op == OP_ADD) ? cfg_mb : 17'd0;
+    wire [VM_W-1:0] mb = (cfg_op == OP_ADD) ? cfg_mb : {VM_W{1'b0}};
     generate
         for (c = 0; c < C; c = c + 1) begin : g_lane
             wire [V_W-1:0] index = va2[c*V_W +: V_W] + {{(V_W-LUT_AW){1'b0}}, cfg_lut_base};
-            hg_vector_lane #(.V_W(V_W), .M_W(17), .Z_W(Z_W), .D_W(D_W), .LUT_DEPTH(LUT_DEPTH), .LUT_INIT(LUT_INIT)) lane (
+            hg_vector_lane #(.V_W(V_W), .M_W(VM_W), .S_W(S_W), .Z_W(Z_W), .D_W(D_W), .LUT_DEPTH(LUT_DEPTH), .LUT_INIT(LUT_INIT)) lane (
                 .clk(clk), .lookup(cfg_op == OP_LUT), .lut_addr(index[LUT_AW-1:0]),
                 .va(va2[c*V_W +: V_W]), .vb(vb2[c*V_W +: V_W]), .ma(cfg_ma), .mb(mb), .shift(cfg_shift),
                 .zp(cfg_zp), .lo(cfg_lo), .hi(cfg_hi), .q(o_data[c*D_W +: D_W]));
@@ -211,7 +217,7 @@ module hg_vector_engine #(
     hg_delay #(.W(1 + TAG_W), .D(3)) align (.clk(clk), .d({v2 && !rst, tag2}), .q({o_valid, o_tag}));
     assign o_last = o_tag[TAG_W-1];
     assign o_cblk = o_tag[TAG_W-2 -: CNT_W];
-    assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+8-1:0];
+    assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+2*PW_W-1:0];
 
     wire unused = ^{unused_y0, unused_x0, unused_pix, p_wide[ADDR_W+SRC_W-1:ADDR_W]};
 endmodule

@@ -8,6 +8,7 @@
 module hg_vector_lane #(
     parameter integer V_W = 32,   // signed operands
     parameter integer M_W = 17,   // unsigned multipliers
+    parameter integer S_W = 6,    // right shift
     parameter integer Z_W = 10,
     parameter integer D_W = 8,
     parameter integer LUT_DEPTH = 1,
@@ -21,14 +22,14 @@ module hg_vector_lane #(
     input  wire signed [V_W-1:0] vb,
     input  wire        [M_W-1:0] ma,
     input  wire        [M_W-1:0] mb,
-    input  wire        [5:0]     shift,
+    input  wire        [S_W-1:0] shift,
     input  wire signed [Z_W-1:0] zp,
     input  wire signed [Z_W-1:0] lo,
     input  wire signed [Z_W-1:0] hi,
     output wire        [D_W-1:0] q
 );
     reg  signed [63:0] total;
-    reg         [5:0]  shift_1;
+    reg         [S_W-1:0] shift_1;
     reg  signed [Z_W-1:0] zp_1, lo_1, hi_1;
     reg                lookup_1, lookup_2;
     wire        [D_W-1:0] arith;
@@ -47,7 +48,7 @@ module hg_vector_lane #(
     end
 
     // round-shift, then add zero point and saturate: two more stages
-    hg_round_saturate #(.Z_W(Z_W), .D_W(D_W)) round_saturate (
+    hg_round_saturate #(.S_W(S_W), .Z_W(Z_W), .D_W(D_W)) round_saturate (
         .clk(clk), .v(total), .shift(shift_1), .zp(zp_1), .lo(lo_1), .hi(hi_1), .q(arith));
 
     // lookup: the table answers one cycle later, then waits two to stay aligned with the arithmetic

@@ -14,6 +14,7 @@ module hg_writer #(
     parameter integer DIM_W = 8,
     parameter integer ADDR_W = 12,
     parameter integer CNT_W = 10,
+    parameter integer PW_W = 4,      // pooling windows
     parameter integer POOL_DEPTH = 32,
     parameter integer POOL_AW = (POOL_DEPTH > 1) ? $clog2(POOL_DEPTH) : 1
 ) (
@@ -26,8 +27,8 @@ module hg_writer #(
     input  wire [DIM_W-1:0]     i_ox,
     input  wire [DIM_W-1:0]     i_py,
     input  wire [DIM_W-1:0]     i_px,
-    input  wire [3:0]           i_pi,
-    input  wire [3:0]           i_pj,
+    input  wire [PW_W-1:0]      i_pi,
+    input  wire [PW_W-1:0]      i_pj,
     input  wire [C*D_W-1:0]     i_data,
     input  wire [ADDR_W-1:0]    cfg_base,
     input  wire [ADDR_W-1:0]    cfg_chan_stride,
@@ -36,8 +37,8 @@ module hg_writer #(
     input  wire [CNT_W-1:0]     cfg_channels,  // channels that exist (lanes beyond are masked)
     input  wire                 cfg_signed,
     input  wire                 cfg_pool,
-    input  wire [3:0]           cfg_pool_kh,
-    input  wire [3:0]           cfg_pool_kw,
+    input  wire [PW_W-1:0]      cfg_pool_kh,
+    input  wire [PW_W-1:0]      cfg_pool_kw,
     input  wire [DIM_W-1:0]     cfg_pool_h,    // pooled rows
     input  wire [DIM_W-1:0]     cfg_pool_w,    // pooled columns
     input  wire                 cfg_dw,        // the map is a depthwise input: copy it to the window
@@ -65,9 +66,9 @@ module hg_writer #(
     integer c;
     always @* begin
         for (c = 0; c < C; c = c + 1) begin
-            across[c*D_W +: D_W] = (i_pj == 4'd0) ? i_data[c*D_W +: D_W]
+            across[c*D_W +: D_W] = (i_pj == {PW_W{1'b0}}) ? i_data[c*D_W +: D_W]
                                                   : larger(hmax[c*D_W +: D_W], i_data[c*D_W +: D_W], cfg_signed);
-            pooled[c*D_W +: D_W] = (i_pi == 4'd0) ? across[c*D_W +: D_W]
+            pooled[c*D_W +: D_W] = (i_pi == {PW_W{1'b0}}) ? across[c*D_W +: D_W]
                                                   : larger(row_max[c*D_W +: D_W], across[c*D_W +: D_W], cfg_signed);
         end
     end

@@ -9,12 +9,10 @@ from cocotb.triggers import RisingEdge, Timer
 import cocotb
 from bench import config, pack, rng, run_bench, start, unpack
 from hlsgen.ops.pool import PoolAttrs, pool_windows
+from hlsgen.rtl.words import DIM_W, tap_word, verilog_parameters
 
-DIM_W, ADDR_W, OFF_W = 8, 12, 16
-
-
-def tap_word(valid, dy, dx, coff):
-    return (int(valid) << (2 * DIM_W + ADDR_W)) | (dy << (DIM_W + ADDR_W)) | (dx << ADDR_W) | coff
+ADDR_W, OFF_W = 12, 16
+TAP = tap_word(ADDR_W)
 
 
 async def settle():
@@ -42,11 +40,12 @@ async def check_geometry(dut, gen, lanes: int) -> None:
         ci, ky, kx = gen.randrange(c_in), gen.randrange(kh), gen.randrange(kw)
         valid = gen.random() < 0.85
         taps.append((valid, ci, ky, kx))
-    words = [tap_word(v, ky * dil, kx * dil, ci * h * w + ky * dil * w + kx * dil) for v, ci, ky, kx in taps]
+    words = [TAP.pack(valid=v, dy=ky * dil, dx=kx * dil, off=ci * h * w + ky * dil * w + kx * dil)
+             for v, ci, ky, kx in taps]
     pkh, pkw = gen.randint(1, 3), gen.randint(1, 3)
     cfg = dict(base=base, in_h=h, in_w=w, out_w=out_w, sx=sx, sy=sy, x0_first=-pl, y0_first=-pt,
                pix_first=-pt * w - pl, row_step=sy * w, pool_kh=pkh, pool_kw=pkw,
-               taps=pack(words, 1 + 2 * DIM_W + ADDR_W))
+               taps=pack(words, TAP.width))
     for name, value in cfg.items():
         handle = getattr(dut, name)
         handle.value = value & ((1 << len(handle)) - 1)
@@ -93,4 +92,6 @@ async def windows_are_exact(dut):
 
 @pytest.mark.rtl
 def test_line_buffer():
-    run_bench(__file__, "hg_line_buffer", {"R": 5, "DIM_W": DIM_W, "ADDR_W": ADDR_W, "OFF_W": OFF_W}, {"seed": 7})
+    layout = {name: value for name, value in verilog_parameters(32, ADDR_W).items() if name.startswith("TAP_")}
+    run_bench(__file__, "hg_line_buffer", {"R": 5, "DIM_W": DIM_W, "ADDR_W": ADDR_W, "OFF_W": OFF_W, **layout},
+              {"seed": 7})

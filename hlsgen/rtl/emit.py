@@ -20,4 +20,4 @@ def write_build_rtl(folder: Path, mapping: Mapping, graph: Graph, notices: list[
         return {"design": None, "why": str(exc)}
     write_rtl(program, folder)
     return {"design": "overlay", "layers": len(program.layers), "macs_per_cycle": program.rows * program.cols,
-            "weight_rom_bits": len(program.weights) * program.cols * program.widths["W_W"]}
+            "weight_rom_bits": program.weight_rom_bits}

@@ -22,15 +22,14 @@ from ..hw.placement import map_shape
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
+from .weight_rom import WeightSlices, slices_per_word
+from .words import (DIM_LIMIT, DIM_W, MAX_STRIDE, MAX_POOL, MAX_UPSAMPLING, MULT_W, SHIFT_W, VEC_MULT_W,
+                    param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR = 0, 1
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX = range(5)
-PARAM_FIELDS = 38  # per lane, besides the bias: multiplier (16), negative multiplier (16), shift (6)
-DIM_LIMIT = 255
-DIM_W = 8
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize")
-MAX_UPSAMPLING = 16  # the vector engine counts upsampling factors in 4 bits
 
 
 @dataclass
@@ -55,13 +54,23 @@ class Program:
     input_map: str
     output_map: str
     plane_depth: tuple[int, int]
-    weights: list[int]  # words of C weights
+    weights: list[int]  # words of `weight_word_slices` slices of C bits (hlsgen.rtl.weight_rom)
+    weight_word_slices: int
     taps: list[int]  # words of R lane taps
     params: list[int]  # words of C lanes of {bias, multiplier, negative multiplier, shift}
     lut: list[int]  # lookup-table entries, every table one after the other
     widths: dict[str, int]
     dw_copies: int  # depthwise window copies (0: no depthwise layer)
     dw_depth: int
+
+    @property
+    def word_parameters(self) -> dict[str, int]:
+        """The shared layouts and widths (hlsgen.rtl.words) as the modules' parameters."""
+        return verilog_parameters(self.target.widths.accumulator_bits, self.widths["ADDR_W"])
+
+    @property
+    def weight_rom_bits(self) -> int:
+        return len(self.weights) * self.weight_word_slices * self.cols
 
     @property
     def rows(self) -> int:
@@ -83,7 +92,7 @@ class _Compiler:
         self.R, self.C = self.target.array.rows, self.target.array.cols
         self.D = accumulator_depth(self.target)
         self.layers: list[Layer] = []
-        self.weights: list[int] = []
+        self.weights = WeightSlices(self.C)
         self.taps: list[int] = []
         self.params: list[int] = []
         self.lut: list[int] = []
@@ -113,15 +122,19 @@ class _Compiler:
         self.depths, self.dw_depth, self.dw_copies = memory.plane_depth, memory.dw_depth, memory.dw_copies
         # addresses, and strides up to a whole plane
         self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()]).bit_length()
-        self.tap_w = 1 + 2 * DIM_W + self.addr_w
-        # the weight ROM and the PEs hold the program's widest weights (as quantization chose them)
+        self.tap_word = tap_word(self.addr_w)
+        self.param_word = param_word(widths.accumulator_bits)
+        # the PEs hold the program's widest weights; the ROM each layer's at its own width (as quantization
+        # chose them)
         self.weight_w = max([2] + [layer.row.weight_bits for layer in self.layers if layer.kind == ARRAY])
+        self.word_slices = slices_per_word(self.weight_w)
         for layer in self.layers:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
         widths = self._widths(maps)
         return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
-                       memory.placement(g.outputs[0]).name, self.depths, self.weights, self.taps, self.params,
+                       memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
+                       self.word_slices, self.taps, self.params,
                        self.lut, widths, self.dw_copies, self.dw_depth)
 
     # ---- what the RTL's modules implement ---------------------------------------------------------
@@ -149,8 +162,8 @@ class _Compiler:
         for t in row.inputs:  # a Reshape only renames a map when a Dense reads it flattened
             if t in memory.aliases and not (node.op == "QDense" and len(self.graph.shape(t)) == 2):
                 self.fail(node, f"it reads {t!r}, a reshaped feature map; only a Dense layer may (as a Flatten)")
-        if node.op == "QConv" and max(node.attrs.conv.strides) > 15:
-            self.fail(node, "strides above 15 are not implemented in the RTL")
+        if node.op == "QConv" and max(node.attrs.conv.strides) > MAX_STRIDE:
+            self.fail(node, f"strides above {MAX_STRIDE} are not implemented in the RTL")
         if node.op == "QAdd" and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
             raise MappingError(f"a QAdd of {row.inputs[0]!r} with itself is not implemented in the RTL")
         self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs],
@@ -210,7 +223,7 @@ class _Compiler:
                  x0=-pads[1], y0=-pads[0], pix0=-pads[0] * x.width - pads[1], row_step=strides[0] * x.width,
                  in_zp=node.attrs.input_zero_point, in_signed=int(x.quant.signed), in_plane=x.plane,
                  tr=tr, tc=tc, ts=ts, pt=pt, pt_last=pixels - (ts - 1) * pt,
-                 w_base=len(self.weights), tap_base=len(self.taps), par_base=len(self.params),
+                 w_bits=layer.row.weight_bits, tap_base=len(self.taps), par_base=len(self.params),
                  neg=int(rq.neg_multiplier is not None), zp=rq.zero_point, lo=rq.lo, hi=rq.hi,
                  dw=int(depthwise), dw_base=x.dw_base, in_slot=x.pixels)
         for t in range(tr):
@@ -225,22 +238,19 @@ class _Compiler:
                     raise MappingError(f"layer {node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
                                                 f"which is not in its bank")
                 coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
-                lanes.append((1 << (2 * DIM_W + self.addr_w)) | (dy << (DIM_W + self.addr_w))
-                             | (dx << self.addr_w) | coff)
-            self.taps.append(_pack(lanes, self.tap_w))
+                lanes.append(self.tap_word.pack(valid=1, dy=dy, dx=dx, off=coff))
+            self.taps.append(_pack(lanes, self.tap_word.width))
         padded = np.zeros((tr * R, tc * C), np.int64)
         padded[:reduction, :out_c] = matrix
-        for ct in range(tc):
-            for t in range(tr):
-                for row in padded[t * R:(t + 1) * R, ct * C:(ct + 1) * C]:
-                    self.weights.append(_pack(row, self.weight_w))
+        # tiles in the engine's order (column tile, then row tile), R rows of C weights each
+        tiles = padded.reshape(tr, R, tc, C).transpose(2, 0, 1, 3)
+        f["w_base"] = self.weights.append(tiles, layer.row.weight_bits)
         bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
                 else np.zeros(out_c, np.int64))
         mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
         neg = _per_channel(rq.neg_multiplier, out_c) if rq.neg_multiplier is not None else [0] * out_c
-        if max(max(mult), max(neg)) >= 1 << 16:
-            self.fail(node, "a requantization multiplier does not fit 16 bits")
-        p_w = self.target.widths.accumulator_bits
+        if max(max(mult), max(neg)) >= 1 << MULT_W or max(shift) >= 1 << SHIFT_W:
+            self.fail(node, f"a requantization multiplier does not fit {MULT_W} bits or a shift {SHIFT_W} bits")
         for ct in range(tc):
             lanes = []
             for c in range(C):
@@ -248,8 +258,8 @@ class _Compiler:
                 if m >= out_c:
                     lanes.append(0)
                     continue
-                lanes.append(((int(bias[m]) & ((1 << p_w) - 1)) << PARAM_FIELDS) | (mult[m] << 22) | (neg[m] << 6) | shift[m])
-            self.params.append(_pack(lanes, p_w + PARAM_FIELDS))
+                lanes.append(self.param_word.pack(bias=bias[m], mult=mult[m], neg=neg[m], shift=shift[m]))
+            self.params.append(_pack(lanes, self.param_word.width))
         self._pool_walk(layer)
 
     # ---- vector layers -----------------------------------------------------------------------------
@@ -286,12 +296,14 @@ class _Compiler:
             f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1)
         else:
             f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax)
-        if max(f["ma"], f.get("mb", 0)) >= 1 << 17 or f["shift"] > 62:
+        if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:
             self.fail(node, "a multiplier or shift is out of the vector unit's range")
         self._pool_walk(layer)
 
     def _pool_walk(self, layer: Layer) -> None:
         kh, kw = layer.row.pool or (1, 1)
+        if max(kh, kw) > MAX_POOL:
+            self.fail(layer.node, f"fused MaxPool windows above {MAX_POOL} are not implemented in the RTL")
         layer.fields.update(pool=int(layer.row.pool is not None), pool_kh=kh, pool_kw=kw)
 
     def _writer_fields(self, layer: Layer, out: FeatureMap) -> None:
@@ -314,7 +326,7 @@ class _Compiler:
         widths = {
             "ADDR_W": self.addr_w, "DIM_W": DIM_W, "OFF_W": max(self.addr_w, pixels.bit_length(), DIM_W) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
-            "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "TAP_W": self.tap_w, "W_W": self.weight_w,
+            "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "W_W": self.weight_w, "WB_W": self.weight_w.bit_length(),
         }
         return {name: max(width, 1) for name, width in widths.items()}  # no Verilog range is ever empty
 

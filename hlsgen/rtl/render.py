@@ -15,10 +15,10 @@ import jinja2
 from ..hw.tiling import accumulator_depth
 from ..templating import make_environment, render_with
 from . import rtl_sources
-from .program import PARAM_FIELDS, Program
+from .program import Program
+from .words import POOL_W, SHIFT_W, STRIDE_W, UP_W, VEC_MULT_W, Z_W
 
 MEMORIES = ("weights", "taps", "params", "lut")
-Z_W = 10  # zero points and clamp bounds
 
 
 @dataclass(frozen=True)
@@ -46,19 +46,21 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
     w = program.widths
     aw, dim, off, cnt, pix = w["ADDR_W"], w["DIM_W"], w["OFF_W"], w["CNT_W"], w["PIX_W"]
     rom = {m: _aw(len(getattr(program, m))) for m in MEMORIES}
+    rom["weights"] += (program.weight_word_slices - 1).bit_length()  # a slice address
     return [
         ("kind", 1),
-        ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", 4), ("sy", 4), ("x0", dim + 1),
-        ("y0", dim + 1), ("pix0", off), ("row_step", off), ("in_zp", Z_W), ("in_signed", 1), ("in_plane", 1),
-        ("tr", cnt), ("tc", cnt), ("ts", cnt), ("pt", pix), ("pt_last", pix), ("w_base", rom["weights"]),
-        ("tap_base", rom["taps"]), ("par_base", rom["params"]), ("neg", 1), ("dw", 1), ("dw_base", aw),
-        ("in_slot", aw),
+        ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", STRIDE_W), ("sy", STRIDE_W),
+        ("x0", dim + 1), ("y0", dim + 1), ("pix0", off), ("row_step", off), ("in_zp", Z_W), ("in_signed", 1),
+        ("in_plane", 1), ("tr", cnt), ("tc", cnt), ("ts", cnt), ("pt", pix), ("pt_last", pix),
+        ("w_base", rom["weights"]), ("w_bits", w["WB_W"]), ("tap_base", rom["taps"]), ("par_base", rom["params"]),
+        ("neg", 1), ("dw", 1), ("dw_base", aw), ("in_slot", aw),
         ("op", 3), ("a_base", aw), ("b_base", aw), ("a_lg", 3), ("b_lg", 3), ("stride", aw), ("vw", dim),
-        ("pixels", w["VPIX_W"]), ("up_x", 4), ("up_y", 4), ("src_w", dim), ("passes", cnt), ("a_zp", Z_W), ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1),
-        ("ma", 17), ("mb", 17), ("shift", 6), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),
+        ("pixels", w["VPIX_W"]), ("up_x", UP_W), ("up_y", UP_W), ("src_w", dim), ("passes", cnt), ("a_zp", Z_W),
+        ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1), ("ma", VEC_MULT_W), ("mb", VEC_MULT_W),
+        ("shift", SHIFT_W), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),
         ("zp", Z_W), ("lo", Z_W), ("hi", Z_W),
         ("out_base", aw), ("out_chan_stride", aw), ("out_width", dim), ("out_lg", 3), ("out_channels", cnt),
-        ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", 4), ("pool_kw", 4), ("pool_h", dim),
+        ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", POOL_W), ("pool_kw", POOL_W), ("pool_h", dim),
         ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw),
     ]
 
@@ -95,8 +97,9 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     top = module_name(program.name)
     fields = config_fields(program)
     inp, out = program.maps[program.input_map], program.maps[program.output_map]
-    word_bits = {"weights": program.cols * program.widths["W_W"], "taps": program.rows * program.widths["TAP_W"],
-                 "params": program.cols * (t.widths.accumulator_bits + PARAM_FIELDS), "lut": t.widths.operand_bits}
+    shared = program.word_parameters
+    word_bits = {"weights": program.cols * program.weight_word_slices, "taps": program.rows * shared["TAP_W"],
+                 "params": program.cols * shared["PAR_W"], "lut": t.widths.operand_bits}
     memories = []
     for name in MEMORIES:
         path = folder / f"{name}.mem"
@@ -104,7 +107,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         memories.append(path)
     context = dict(
         top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
-        w=program.widths, z_w=Z_W, inp=inp, out=out, acc_depth=accumulator_depth(t),
+        w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=out, acc_depth=accumulator_depth(t),
         depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES}, lut_used=bool(program.lut),
         pool_depth=_pool_depth(program),
     )

@@ -4,10 +4,13 @@ import numpy as np
 import pytest
 
 from hlsgen.errors import MappingError
+from hlsgen.frontend import read_onnx
 from hlsgen.hw import load_target
+from hlsgen.passes import optimize
+from hlsgen.quant import BitConfig, quantize
 from hlsgen.rtl.program import ARRAY
 from tests.rtl.program_of import rtl_program
-from tests.hw.models import integer_graph, target_with
+from tests.hw.models import DIGITS, integer_graph, target_with
 
 MODELS = ["digits", "mnist-8", "residual", "mobilenet", "autoencoder"]
 
@@ -62,23 +65,66 @@ def test_a_map_read_one_tap_at_a_time_takes_any_channel_count():
         rtl_program(integer_graph("odd_channels_3x3"), load_target("systolic16x16"))
 
 
+def rom_row(program, layer, index: int) -> list[int]:
+    """Row `index` of an array layer's weights as the ROM holds them: `w_bits` slices of C bits from slice
+    `w_base + index * w_bits` on, slice j holding bit j of every lane (two's complement)."""
+    bits, C, S = layer.fields["w_bits"], program.cols, program.weight_word_slices
+    first = layer.fields["w_base"] + index * bits
+    slices = [program.weights[s // S] >> (s % S * C) & ((1 << C) - 1) for s in range(first, first + bits)]
+    values = [sum((slices[j] >> c & 1) << j for j in range(bits)) for c in range(C)]
+    return [v - (1 << bits) if v >> (bits - 1) else v for v in values]
+
+
 def test_weight_rom_holds_the_weights_in_lane_order(program):
     """The first row tile of the first array layer: lane r, column c is weight (tap, c_in) = divmod(r, C_in)
     (a Dense on a 1x1 map, [C_in, M]: weight (r, c))."""
     layer = next(layer for layer in program.layers if layer.kind == ARRAY and not layer.fields["dw"])
     w = program.graph.constants[layer.node.inputs[1]].astype(np.int64)
-    bits, C = program.target.widths.operand_bits, program.cols
+    C = program.cols
     c_in = program.maps[layer.inputs[0]].channels
     if w.ndim == 2:  # only the autoencoder's Dense comes first, on its 1x1 input
         w = w.T.reshape(w.shape[1], w.shape[0], 1, 1)
     kw = w.shape[3] if w.ndim == 4 else 1
     for r in range(min(program.rows, w[0].size)):
-        word = program.weights[layer.fields["w_base"] + r]
+        got = rom_row(program, layer, r)
         tap, ci = divmod(r, c_in)
         for c in range(min(C, w.shape[0])):
-            got = word >> (c * bits) & ((1 << bits) - 1)
-            got -= (1 << bits) if got >> (bits - 1) else 0
-            assert got == w[c, ci, tap // kw, tap % kw]
+            assert got[c] == w[c, ci, tap // kw, tap % kw]
+
+
+@pytest.fixture(scope="module")
+def mixed_widths():
+    """The example with conv1's weights at 8 bits and the other layers' at 3, on systolic16x16."""
+    graph = read_onnx(DIGITS)
+    optimize(graph)
+    calib = {"image": np.load(DIGITS.parent / "calib.npz")["image"][:16]}
+    bits = BitConfig(8, 8, {"conv2": 3, "fc1": 3, "fc2": 3})
+    return rtl_program(quantize(graph, calib, bits).graph, load_target("systolic16x16"))
+
+
+def test_each_layer_is_stored_at_its_own_width(mixed_widths):
+    """Every row of every layer decodes to its weights (sign-extended from the layer's width); the layers
+    follow one another with no gap; the ROM is the weights' bits rounded up to one word."""
+    program = mixed_widths
+    arrays = [layer for layer in program.layers if layer.kind == ARRAY]
+    assert [layer.fields["w_bits"] for layer in arrays] == [8, 3, 3, 3] and program.widths["W_W"] == 8
+    R, C, S, slices = program.rows, program.cols, program.weight_word_slices, 0
+    for layer in arrays:
+        f = layer.fields
+        assert f["w_base"] == slices
+        w, x = program.graph.constants[layer.node.inputs[1]].astype(np.int64), program.maps[layer.inputs[0]]
+        if w.ndim == 4:  # lane order k = (ky * kw + kx) * C_in + c_in
+            matrix = w.transpose(2, 3, 1, 0).reshape(-1, w.shape[0])
+        else:  # a Dense reads its input flattened as [c][y][x]: k = (y * W + x) * C + c
+            matrix = w.reshape(x.channels, x.height, x.width, -1).transpose(1, 2, 0, 3).reshape(w.shape)
+        assert np.abs(matrix).max() < 1 << (f["w_bits"] - 1)
+        padded = np.zeros((f["tr"] * R, f["tc"] * C), np.int64)
+        padded[:matrix.shape[0], :matrix.shape[1]] = matrix
+        # tiles in the engine's order: column tile, row tile, then the tile's R rows
+        rows = padded.reshape(f["tr"], R, f["tc"], C).transpose(2, 0, 1, 3).reshape(-1, C)
+        assert all(rom_row(program, layer, i) == list(row) for i, row in enumerate(rows)), layer.name
+        slices += len(rows) * f["w_bits"]
+    assert S == 8 and program.weight_rom_bits == -(-slices // S) * S * C == len(program.weights) * S * C
 
 
 def test_what_the_rtl_cannot_do_is_refused_by_name():

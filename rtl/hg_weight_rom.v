@@ -1,0 +1,51 @@
+// The weight ROM (hlsgen/rtl/weight_rom.py): every layer's weights at the width quantization chose for it.
+// A row of C weights of `bits` bits is `bits` slices of C bits, slice j holding bit j of every weight, and
+// rows follow one another slice after slice; a word holds S slices (a power of two, at least W_W). A read
+// fetches the two words the row can straddle and returns its C weights sign-extended to W_W bits (slice j
+// for j < bits, else slice bits - 1): one row per cycle, one cycle of latency, like hg_rom.
+`default_nettype none
+module hg_weight_rom #(
+    parameter integer C = 4,
+    parameter integer W_W = 8,       // the PEs' weights
+    parameter integer WB_W = 4,      // holds W_W
+    parameter integer S = 8,         // slices per word
+    parameter integer DEPTH = 64,
+    parameter INIT = "",
+    parameter integer AW = (DEPTH > 1) ? $clog2(DEPTH) : 1,
+    parameter integer SL_W = (S > 1) ? $clog2(S) : 1,
+    parameter integer SA_W = AW + SL_W    // slice addresses
+) (
+    input  wire            clk,
+    input  wire [SA_W-1:0] addr,          // the row's first slice
+    input  wire [WB_W-1:0] bits,          // its width, 1 to W_W
+    output reg  [C*W_W-1:0] data
+);
+    localparam [31:0] LAST = DEPTH - 1;
+
+    reg [C*S-1:0] mem [0:DEPTH-1];
+    initial if (INIT != "") $readmemh(INIT, mem);
+
+    // a row starting in the last word ends in it: its second read stays in range
+    wire [AW-1:0] word = addr[SA_W-1:SL_W];
+    wire [AW-1:0] next = (word == LAST[AW-1:0]) ? word : word + 1'b1;
+    reg  [C*S-1:0] low, high;
+    reg  [SL_W-1:0] first;
+    reg  [WB_W-1:0] bits_1;
+    always @(posedge clk) begin
+        low <= mem[word];
+        high <= mem[next];
+        first <= addr[SL_W-1:0];
+        bits_1 <= bits;
+    end
+
+    wire [2*C*S-1:0] pair = {high, low} >> (first * C);
+    wire [31:0] sign_slice = {{(32-WB_W){1'b0}}, bits_1} - 32'd1;
+    wire [C-1:0] sign = pair[sign_slice*C +: C];
+    integer j, c;
+    always @* begin
+        for (j = 0; j < W_W; j = j + 1)
+            for (c = 0; c < C; c = c + 1)
+                data[c*W_W + j] = (j < {{(32-WB_W){1'b0}}, bits_1}) ? pair[j*C + c] : sign[c];
+    end
+endmodule
+`default_nettype wire
