@@ -176,6 +176,8 @@ def fusable_pool(graph: Graph, node: Node, producer: Node | None) -> str | None:
     a, x = node.attrs, node.inputs[0]
     if producer is None or producer.op in ("Reshape", "MaxPool") or len(graph.consumers(x)) != 1 or x in graph.outputs:
         return "its input is read by another layer, is a model output or is not computed by a layer"
+    if producer.op in COPIES:  # a copy writes element by element in its source's order, not pixels in raster order
+        return f"its input is computed by a {producer.op}, whose writes do not reach the writer's pooling"
     if (len(a.kernel_shape) != 2 or tuple(a.strides) != tuple(a.kernel_shape) or any(a.pads) or
             any(d != 1 for d in a.dilations) or a.ceil_mode or max(a.kernel_shape) > MAX_FUSED_POOL):
         return (f"its windows overlap, are padded or exceed {MAX_FUSED_POOL} (only 2-D MaxPool with stride = kernel, "

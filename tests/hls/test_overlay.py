@@ -88,6 +88,17 @@ def odd_channels_model():
     return model, {"x": RNG.uniform(-1, 1, (3, 3, 10, 10)).astype(np.float32)}
 
 
+def concat_pool_model():
+    """A MaxPool after a Concat: a copy writes element by element, so the pool gets a row of its own."""
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], pads=[1, 1, 1, 1]),
+             helper.make_node("Concat", ["a", "b"], ["c"], axis=1),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    inits = {"w1": weights(4, 3, 3, 3), "w2": weights(4, 3, 3, 3)}
+    model = make_model(nodes, [tensor_value("x", [1, 3, 6, 6])], [tensor_value("y", None)], inits)
+    return model, {"x": RNG.uniform(-1, 1, (3, 3, 6, 6)).astype(np.float32)}
+
+
 def conv_chain(layers: int):
     """`layers` 3x3 Conv + Relu, 16 channels, on an 8x8 map."""
     nodes, inits, x = [], {}, "x"
@@ -119,7 +130,8 @@ CASES = [("digits", digits, "systolic16x16"), ("digits", digits, "systolic8x8"),
          ("mobilenet", lambda: zoo_model("mobilenet"), "systolic16x16"),
          ("lut_resize_dense", lut_model, "systolic8x8"), ("pools", pools_model, "systolic16x16"),
          ("copies", copies_model, "systolic8x8"), ("tiled_pool", tiled_pool_model, "systolic16x16"),
-         ("tiled_pool", tiled_pool_model, "systolic8x8"), ("odd_channels", odd_channels_model, "systolic16x16")]
+         ("tiled_pool", tiled_pool_model, "systolic8x8"), ("odd_channels", odd_channels_model, "systolic16x16"),
+         ("concat_pool", concat_pool_model, "systolic8x8")]
 
 
 @pytest.mark.parametrize("name, build, target", CASES, ids=[f"{n}-{t}" for n, _, t in CASES])
