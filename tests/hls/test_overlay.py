@@ -144,10 +144,12 @@ def test_the_overlay_is_bit_exact_and_free_of_bank_conflicts(tmp_path, name, bui
     assert check_folder(tmp_path / "hls") == []
 
 
-def test_the_overlay_compiles_and_is_bit_exact_with_the_vendor_headers(tmp_path):
+@pytest.mark.parametrize("build", [lambda: zoo_model("mobilenet"), tiled_pool_model, copies_model, lut_model],
+                         ids=["mobilenet", "tiled_pool", "copies", "lut_resize_dense"])
+def test_the_overlay_compiles_and_is_bit_exact_with_the_vendor_headers(tmp_path, build):
     if vendor_headers() is None:
         pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
-    overlay(tmp_path, lambda: zoo_model("mobilenet"), "systolic8x8")
+    overlay(tmp_path, build, "systolic8x8")
     result = csim(tmp_path / "hls", portable=False)
     assert result.headers.kind == "vendor" and result.mismatches == 0 and result.compared > 0
 
