@@ -56,7 +56,7 @@ class BuildOptions:
     min_sqnr_db: float | None = None
     input_range: tuple[float, float] | None = None  # without calib: the range synthetic inputs are drawn from
     dump_ir: bool = False  # also write OUT/program.txt and OUT/loop_ir.txt
-    hls_design: str = "overlay"  # or "dataflow": one process per layer (hlsgen.hls.write_hls)
+    hls_design: str = "auto"  # "overlay", "dataflow" (one process per layer), or auto: the overlay where it runs
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
@@ -237,8 +237,6 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_program(mapping, tmp)
     if options.dump_ir:
         (tmp / "program.txt").write_text(format_program(mapping))
-        if options.hls_design == "dataflow":  # the loop nests of its per-layer processes
-            (tmp / "loop_ir.txt").write_text(dump(map_model(quantized.graph, target, fuse_pools=False)))
     batch = graph.shape(graph.inputs[0])[0]
     count = max(batch, VERIFY_SAMPLES // batch * batch)  # whole batches of the graph's batch size
     sample = {k: v[:count] for k, v in calib.items()}
@@ -248,9 +246,9 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     int_outputs = quantized.run_int(int_inputs)
     write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
     # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
-    hls = write_hls(tmp / "hls", quantized.graph, target, Path(options.model).stem, Path(options.model).name,
-                    int_inputs, int_outputs, mapping, design=options.hls_design)
-    hls_summary = hls.to_json() if options.hls_design == "overlay" else hls.cost(quantized.graph, target)
+    design, hls = _write_hls(tmp / "hls", options, target, quantized.graph, int_inputs, int_outputs, mapping,
+                             graph.notices)
+    hls_summary = hls.to_json() if design == "overlay" else hls.cost(quantized.graph, target)
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
     rtl_summary = write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
     report = report_json(mapping, {"hls": hls_summary, "rtl": rtl_summary})
@@ -259,12 +257,31 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
     except onnx.checker.ValidationError as exc:  # an op form the export's opset cannot express
         graph.notices.append(f"no model_qdq.onnx: the QDQ export is not a valid ONNX model ({_first_line(exc)})")
-    manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
-                "hls_design": options.hls_design,
+    if options.dump_ir and design == "dataflow":  # the loop nests of its per-layer processes
+        (tmp / "loop_ir.txt").write_text(dump(map_model(quantized.graph, target, fuse_pools=False)))
+    manifest = {"model": str(options.model), "target": target.name, "bits": options.bits, "hls_design": design,
                 "inputs": quantized.graph.inputs, "outputs": graph.outputs}
     (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
     (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
     write_report_page(tmp)
+
+
+def _write_hls(folder: Path, options: BuildOptions, target: Target, graph: Graph, int_inputs: dict,
+               int_outputs: dict, mapping, notices: list[str]):
+    """OUT/hls/ in the design asked for; `auto`: the overlay, or the per-layer dataflow design where the
+    overlay's units do not implement a layer or the target's array. Returns (design, what write_hls gave)."""
+    args = (folder, graph, target, Path(options.model).stem, Path(options.model).name, int_inputs, int_outputs,
+            mapping)
+    if options.hls_design != "auto":
+        return options.hls_design, write_hls(*args, design=options.hls_design)
+    try:
+        return "overlay", write_hls(*args, design="overlay")
+    except UnsupportedModelError as exc:
+        shutil.rmtree(folder, ignore_errors=True)
+        notices.append(f"OUT/hls/ is the per-layer dataflow design (one array per layer; report.json's cycles "
+                       f"describe the overlay, not it): {exc}")
+        checked_nests(map_model(graph, target, fuse_pools=False))  # its processes must meet their pipelining
+        return "dataflow", write_hls(*args, design="dataflow")
 
 
 def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> dict[str, str]:

@@ -117,9 +117,10 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
                                            "csim (g++ C simulation), rtl (Verilator simulation).")
 @click.option("--dump-ir", is_flag=True, help="Also write the layer program and the loop IR as text (OUT/program.txt, "
               "OUT/loop_ir.txt).")
-@click.option("--hls-design", type=click.Choice(HLS_DESIGNS), default="overlay", show_default=True,
+@click.option("--hls-design", type=click.Choice(HLS_DESIGNS), default="auto", show_default=True,
               help="overlay: the target's accelerator, one RxC array sequenced by the layer program (what "
-                   "report.json and the RTL describe); dataflow: one process per layer, each with its own array.")
+                   "report.json and the RTL describe); dataflow: one process per layer, each with its own array; "
+                   "auto: the overlay, or dataflow (with a notice) where the overlay's units cannot run a layer.")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")

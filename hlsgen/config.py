@@ -26,7 +26,7 @@ from .quant import BitConfig
 
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
                "input_range", "hls_design"}
-HLS_DESIGNS = ("overlay", "dataflow")
+HLS_DESIGNS = ("auto", "overlay", "dataflow")
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
 
@@ -51,7 +51,7 @@ def load_config(path: str | Path) -> dict[str, Any]:
         for field, bits in override.items():
             if not isinstance(bits, int) or not 2 <= bits <= 8:
                 raise UsageError(f"{p}: layers.{key}.{field} must be a width from 2 to 8, got {bits!r}")
-    if data.get("hls_design", "overlay") not in HLS_DESIGNS:
+    if data.get("hls_design", "auto") not in HLS_DESIGNS:
         raise UsageError(f"{p}: hls_design must be one of {list(HLS_DESIGNS)}, got {data['hls_design']!r}")
     if isinstance(data.get("verify"), str):
         data["verify"] = [v.strip() for v in data["verify"].split(",") if v.strip()]

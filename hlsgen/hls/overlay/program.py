@@ -113,6 +113,9 @@ class _Builder:
         self.segments: list[tuple[int, ...]] = []
 
     def run(self) -> OverlayProgram:
+        if self.mapping.target.array.dataflow != "weight_stationary":
+            raise UnsupportedModelError(f"the overlay's array is weight-stationary; target "
+                                        f"{self.mapping.target.name} is {self.mapping.target.array.dataflow}")
         if self.R != self.C:
             raise MappingError(f"the overlay's vector lanes read the array's banks one to one: it needs a square "
                                f"array, not {self.R} x {self.C}")
