@@ -7,7 +7,7 @@ the per-layer dataflow design's).
                                 [--min-sqnr DB] [--json results.json]
 
 `--bits auto` searches widths within 1 point of float accuracy where the model has labels (the example),
-else above --min-sqnr dB (default 30) on every output.
+else above --min-sqnr dB (default 20: uniform 8-bit reaches 25.9 dB on the zoo residual network) on every output.
 """
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def main_() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default="digits,mnist,residual,mobilenet")
     parser.add_argument("--targets", default="systolic8x8,systolic16x16")
-    parser.add_argument("--min-sqnr", type=float, default=30.0)
+    parser.add_argument("--min-sqnr", type=float, default=20.0)
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     rows = []
