@@ -36,7 +36,6 @@ bench: install-test
 	$(BIN)/python bench/model_stats.py
 	$(BIN)/python bench/rtl.py
 	$(BIN)/python bench/calibration_memory.py
-	$(BIN)/python bench/weight_rom.py
 	$(BIN)/python bench/one_machine.py
 
 train-example: $(BIN)/python

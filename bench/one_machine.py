@@ -40,7 +40,8 @@ def row(name: str, target: str, scratch: Path, min_sqnr: float) -> dict:
     folder.mkdir()
     at8, out8 = build(name, target, folder, [])
     budget = ["--max-accuracy-drop", "0.01"] if name == "digits" else ["--min-sqnr", str(min_sqnr)]
-    auto, _ = build(name, target, folder, ["--bits", "auto", *budget])
+    auto, out_auto = build(name, target, folder, ["--bits", "auto", *budget])
+    rows = json.loads((out_auto / "program.json").read_text())["rows"]
     dataflow, _ = build(name, target, folder, ["--hls-design", "dataflow"])
     result = simulate(out8, images=1, build_root=scratch / "sim_build")
     d8, da = at8["designs"], auto["designs"]
@@ -51,6 +52,7 @@ def row(name: str, target: str, scratch: Path, min_sqnr: float) -> dict:
         "bit_exact": not result.mismatches,
         "rtl_rom_bits_8": d8["rtl"].get("weight_rom_bits"), "rtl_rom_bits_auto": da["rtl"].get("weight_rom_bits"),
         "hls_rom_bits_8": d8["hls"]["weight_rom_bits"], "hls_rom_bits_auto": da["hls"]["weight_rom_bits"],
+        "auto_weight_bits": [r["bits"]["weights"] for r in rows if r["unit"] == "systolic_array"],
         "hls_dsp": d8["hls"]["dsp"], "hls_bram_18k": d8["hls"]["bram_18k"],
         "dataflow_dsp": dataflow["designs"]["hls"]["dsp"], "dataflow_bram_18k": dataflow["designs"]["hls"]["bram_18k"],
     }
@@ -75,7 +77,8 @@ def main_() -> None:
                 print(f"{r['model']:<10} {r['target']:<14} {r['rows']:>4} {r['cycles_model']:>10,} "
                       f"{r['cycles_rtl']:>10,} {r['gap']:>7.2%} {r['rtl_rom_bits_8'] or 0:>11,} "
                       f"{r['rtl_rom_bits_auto'] or 0:>12,} {r['hls_rom_bits_8']:>11,} {r['hls_rom_bits_auto']:>12,} "
-                      f"{r['hls_dsp']:>8,} {r['hls_bram_18k']:>9,} {r['dataflow_dsp']:>13,}", flush=True)
+                      f"{r['hls_dsp']:>8,} {r['hls_bram_18k']:>9,} {r['dataflow_dsp']:>13,}  "
+                      f"auto widths {r['auto_weight_bits']}", flush=True)
     if args.json:
         args.json.write_text(json.dumps(rows, indent=1) + "\n")
 
