@@ -304,14 +304,12 @@ def targets() -> None:
 
     for name in sorted(builtin_targets(), key=lambda n: (len(n), n)):
         t = load_target(name)
-        b, lb, d = t.buffers, t.line_buffer, t.device
+        b, d = t.buffers, t.device
         out.print(f"[bold]{t.name}[/]: {t.description}")
         out.print(f"  array       {t.array.rows} x {t.array.cols} PEs, {t.array.dataflow}, "
                   f"{t.widths.operand_bits}-bit operands, {t.widths.accumulator_bits}-bit accumulators, {t.clock_mhz:g} MHz")
         out.print(f"  buffers     input {b.input.kib} KiB / {b.input.banks} banks, weight {b.weight.kib} KiB / "
                   f"{b.weight.banks} banks, accumulator {b.accumulator.kib} KiB / {b.accumulator.banks} banks")
-        out.print(f"  line buffer rows up to {lb.max_row_width} wide x {lb.max_channels} channels, kernels up to "
-                  f"{lb.max_kernel}x{lb.max_kernel}")
         out.print(f"  device      {d.part}: {d.dsp} DSP, {d.bram_18k} BRAM18K, {d.lut} LUT, {d.ff} FF")
 
 

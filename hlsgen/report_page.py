@@ -26,7 +26,6 @@ def page_context(out: Path) -> dict:
         raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
     graph = json.loads((out / "integer" / "graph.json").read_text())
     layers = (report or {}).get("layers", [])
-    qlayers = {layer["name"]: layer for layer in quant["layers"]}
     tensors = quant["tensors"]
 
     def bits(layer: dict) -> tuple[str, str, str]:

@@ -44,7 +44,7 @@ class VectorTiles:
 
 @dataclass(frozen=True)
 class BufferUse:
-    name: str  # activation, weight, accumulator, line_buffer
+    name: str  # activation, weight, accumulator
     used: int  # bytes
     capacity: int
 
@@ -258,7 +258,7 @@ class _Layer:
         if op in ("QConv", "QDense"):
             unit, kind, tiles, macs, cycles, extra, wbytes = self._array()
         elif op in WINDOW_POOLS or (op == "QAveragePool" and self.node.attrs.pool is not None):
-            self._check_line_buffer(self.node.attrs.pool if op == "QAveragePool" else self.node.attrs)
+            self._check_rank()
             unit, kind, tiles, cycles, extra = self._vector("pool", self._batch_pixels(self.ys))
             macs, wbytes = 0, 0
         elif op in ("GlobalMaxPool", "QAveragePool"):
@@ -294,9 +294,7 @@ class _Layer:
         w = graph.constants[node.inputs[1]]
         if node.op == "QConv":
             geometry = node.attrs.conv
-            if len(self.xs) not in (3, 4):
-                self.fail(f"only 1-D and 2-D convolutions map to the line buffer (input rank {len(self.xs)})")
-            self._check_line_buffer(geometry)
+            self._check_rank()
             groups, cin, m = geometry.group, self.xs[1], self.ys[1]
             depthwise = groups > 1 and cin // groups == 1
             taps = int(np.prod(geometry.kernel_shape))
@@ -317,8 +315,6 @@ class _Layer:
         acc_used = 0 if target.array.dataflow == "output_stationary" else tiles.spatial_tile * self.C * ACC_BYTES
         extra = (BufferUse("weight", weight_bytes, target.buffers.weight.bytes),
                  BufferUse("accumulator", acc_used, target.buffers.accumulator.bytes))
-        if node.op == "QConv":
-            extra += (self._line_buffer_use(node.attrs.conv),)
         return ARRAY, kind, tiles, work.macs, tiles.cycles(self.R, self.C), extra, weight_bytes
 
     def _check_widths(self) -> None:
@@ -334,42 +330,17 @@ class _Layer:
             self.fail(f"needs a {self.node.attrs.acc_bits}-bit accumulator, wider than the array's "
                       f"(widths.accumulator_bits = {widths.accumulator_bits})")
 
-    # ---- line buffer and vector unit -------------------------------------------------------------
-    def _window(self, geometry) -> tuple[int, int, int]:
-        """(input row width, kernel extent rows, kernel extent cols) with dilation."""
-        k, d = geometry.kernel_shape, geometry.dilations
-        extents = [(kk - 1) * dd + 1 for kk, dd in zip(k, d)]
-        return self.xs[-1], (extents[0] if len(extents) == 2 else 1), extents[-1]
-
-    def _check_line_buffer(self, geometry) -> None:
-        lb = self.target.line_buffer
-        width, eh, ew = self._window(geometry)
+    # ---- windows and the vector unit -------------------------------------------------------------
+    def _check_rank(self) -> None:
+        """The window generator reads 1-D and 2-D maps (any size: it addresses the activation memory)."""
         if len(self.xs) not in (3, 4):
-            self.fail(f"only 1-D and 2-D windows map to the line buffer (input rank {len(self.xs)})")
-        if width > lb.max_row_width:
-            self.fail(f"input rows of {width} pixels exceed the line buffer (line_buffer.max_row_width = {lb.max_row_width})")
-        if self.xs[1] > lb.max_channels:
-            self.fail(f"{self.xs[1]} input channels exceed the line buffer (line_buffer.max_channels = {lb.max_channels})")
-        if max(eh, ew) > lb.max_kernel:
-            self.fail(f"a {eh}x{ew} window (kernel with dilation) exceeds the line buffer "
-                      f"(line_buffer.max_kernel = {lb.max_kernel})")
-
-    def _line_buffer_use(self, geometry) -> BufferUse:
-        lb = self.target.line_buffer
-        width, eh, _ = self._window(geometry)
-        per_value = math.ceil(self._bits(self.x) / 8)
-        return BufferUse("line_buffer", eh * width * self.xs[1] * per_value,
-                         lb.max_kernel * lb.max_row_width * lb.max_channels)
+            self.fail(f"only 1-D and 2-D windows run on the window generator (input rank {len(self.xs)})")
 
     def _vector(self, kind: str, positions: int):
         shape = self.ys if kind != "global_pool" else self.xs
         channels = shape[1] if len(shape) >= 2 else 1
         passes = math.ceil(channels / self.C)
-        extra = ()
-        if kind == "pool":
-            attrs = self.node.attrs.pool if self.node.op == "QAveragePool" else self.node.attrs
-            extra = (self._line_buffer_use(attrs),)
-        return VECTOR, kind, VectorTiles(self.C, channels, passes, positions), cyc.vector_cycles(passes, positions), extra
+        return VECTOR, kind, VectorTiles(self.C, channels, passes, positions), cyc.vector_cycles(passes, positions), ()
 
     @staticmethod
     def _batch_pixels(shape: tuple[int, ...]) -> int:

@@ -5,8 +5,8 @@ weight, shadow weight and 32-bit partial-sum registers plus control). Per array 
 lanes and the C vector-unit lanes): 4 DSP (the 32x16-bit requantizer multiply takes 2, the vector unit's
 two operand multipliers 2), 300 LUT, 200 FF. Fixed: sequencer, AXI-Stream ports and address generators,
 5,000 LUT and 4,000 FF. BRAM (18 Kib blocks of 2,304 bytes): each bank of the activation, weight and
-accumulator memories rounds up to whole blocks; the line buffer holds max_kernel rows of
-max_row_width x max_channels bytes. docs/mapping.md repeats this table.
+accumulator memories rounds up to whole blocks (the window generator reads the activation memory
+directly: there is no line buffer to store). docs/mapping.md repeats this table.
 """
 from __future__ import annotations
 
@@ -33,8 +33,6 @@ def bram_blocks(target: Target) -> dict[str, int]:
     for name in ("input", "weight", "accumulator"):
         buffer = getattr(target.buffers, name)
         out[name] = buffer.banks * _blocks(math.ceil(buffer.bytes / buffer.banks))
-    lb = target.line_buffer
-    out["line_buffer"] = _blocks(lb.max_kernel * lb.max_row_width * lb.max_channels)
     return out
 
 

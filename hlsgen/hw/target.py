@@ -45,13 +45,6 @@ class Buffers:
 
 
 @dataclass(frozen=True)
-class LineBuffer:
-    max_row_width: int
-    max_channels: int
-    max_kernel: int
-
-
-@dataclass(frozen=True)
 class Device:
     part: str
     dsp: int
@@ -67,14 +60,13 @@ class Target:
     array: ArrayShape
     widths: Widths
     buffers: Buffers
-    line_buffer: LineBuffer
     clock_mhz: float
     device: Device
 
     def __post_init__(self):
         _check(self.array.dataflow in DATAFLOWS, f"array.dataflow must be one of {DATAFLOWS}")
         positive = [("array.rows", self.array.rows), ("array.cols", self.array.cols),
-                    ("clock_mhz", self.clock_mhz), ("line_buffer.max_kernel", self.line_buffer.max_kernel)]
+                    ("clock_mhz", self.clock_mhz)]
         for field_name, value in positive:
             _check(value > 0, f"{field_name} must be positive")
         _check(2 <= self.widths.operand_bits <= 16, "widths.operand_bits must be 2..16")
@@ -83,6 +75,11 @@ class Target:
         for name in ("input", "weight", "accumulator"):
             buffer = getattr(self.buffers, name)
             _check(buffer.kib > 0 and buffer.banks > 0, f"buffers.{name} needs positive kib and banks")
+
+
+# Keys older target files may hold that no longer describe the machine: `line_buffer` sized a row buffer
+# the accelerator does not have (its window generator reads the banked activation memory directly).
+RETIRED = {Target: {"line_buffer"}}
 
 
 class _Invalid(ValueError):
@@ -99,7 +96,7 @@ def _build(cls: type, data: Any, where: str):
     if not isinstance(data, dict):
         raise _Invalid(f"{where or 'the file'} must be a mapping")
     known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(data) - set(known))
+    unknown = sorted(set(data) - set(known) - RETIRED.get(cls, set()))
     if unknown:
         raise _Invalid(f"unknown key(s) {unknown} in {where or 'the top level'}")
     values = {}
@@ -115,7 +112,7 @@ def _build(cls: type, data: Any, where: str):
 
 _NESTED = {
     (Target, "array"): ArrayShape, (Target, "widths"): Widths, (Target, "buffers"): Buffers,
-    (Target, "line_buffer"): LineBuffer, (Target, "device"): Device,
+    (Target, "device"): Device,
     (Buffers, "input"): Buffer, (Buffers, "weight"): Buffer, (Buffers, "accumulator"): Buffer,
 }
 

@@ -3,7 +3,9 @@ one-line rejection naming the layer and the buffer for everything that does not 
 import math
 import time
 
+import numpy as np
 import pytest
+from onnx import helper
 
 from hlsgen.errors import HlsgenError, MappingError
 from hlsgen.hw import map_model
@@ -12,6 +14,7 @@ from hlsgen.hw.mapping import tensor_bytes
 from hlsgen.hw.target import Buffer
 from hlsgen.hw.tiling import ArrayWork, search_tiles
 from hlsgen.loopir import checked_nests
+from tests.builders import make_model, tensor_value
 from tests.hw.models import integer_graph, target_with
 
 UNITS = {"QConv": "systolic_array", "QDense": "systolic_array", "MaxPool": "vector_unit",
@@ -126,9 +129,6 @@ def _reject(graph_name, fragment_list, **changes):
 @pytest.mark.parametrize("changes, fragments", [
     ({"buffers__input": Buffer(1, 16)}, ["layer 'conv1' (Conv)", "activation memory (buffers.input = 1 KiB)"]),
     ({"buffers__weight": Buffer(16, 16)}, ["layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB)"]),
-    ({"line_buffer__max_row_width": 8}, ["layer 'conv1'", "line_buffer.max_row_width = 8"]),
-    ({"line_buffer__max_channels": 8}, ["layer 'conv2' (Conv)", "16 input channels", "line_buffer.max_channels = 8"]),
-    ({"line_buffer__max_kernel": 2}, ["layer 'conv1'", "3x3 window", "line_buffer.max_kernel = 2"]),
     ({"widths__operand_bits": 6, "widths__accumulator_bits": 32}, ["layer 'conv1'", "widths.operand_bits = 6"]),
     ({"widths__accumulator_bits": 17}, ["accumulator", "widths.accumulator_bits = 17"]),
     ({"buffers__accumulator": Buffer(1, 16), "array__cols": 512, "array__rows": 1},
@@ -138,12 +138,6 @@ def _reject(graph_name, fragment_list, **changes):
 ])
 def test_rejections_name_the_layer_and_the_buffer(changes, fragments):
     _reject("digits", fragments, **changes)
-
-
-def test_a_maxpool_wider_than_the_line_buffer_is_rejected():
-    # conv1 reads a 16-wide image; so does pool1 (its input is conv1's 16x16 output)
-    message = _reject("digits", ["line_buffer.max_row_width = 15"], line_buffer__max_row_width=15)
-    assert message.startswith("layer 'conv1'")
 
 
 def test_cifar_models_do_not_fit_the_8x8_activation_memory():
@@ -170,3 +164,23 @@ def test_resize_is_a_vector_pass_over_the_output_pixels_and_a_whole_map_pool_is_
     assert resize.cycles == 1 * 12 * 18 + 8  # one pass of 16 channels over the 216 output pixels
     assert layers["QAveragePool"].kind == "global_pool" and layers["QAveragePool"].cycles == 216 + 8
     assert checked_nests(map_model(graph, target_with()))  # the resize nest passes the legality check
+
+
+def test_windows_of_any_row_width_channel_count_and_kernel_map():
+    """The window generator reads the activation memory directly: a 200-pixel row, 300 channels and a
+    10x4 kernel (DS-CNN's first layer) are tile counts, not limits."""
+    from tests.hls.helpers import quantize_model
+
+    rng = np.random.default_rng(0)
+    inits = {"w1": rng.standard_normal((300, 1, 10, 4)).astype(np.float32) * 0.1,
+             "w2": rng.standard_normal((8, 300, 3, 3)).astype(np.float32) * 0.02}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="wide", strides=[2, 2], pads=[4, 1, 5, 2]),
+             helper.make_node("Relu", ["a"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], name="deep", pads=[1, 1, 1, 1])]
+    model = make_model(nodes, [tensor_value("x", [1, 1, 6, 200])], [tensor_value("y", None)], inits)
+    graph = quantize_model(model, {"x": rng.standard_normal((4, 1, 6, 200)).astype(np.float32)}).graph
+    mapping = map_model(graph, target_with(buffers__input__kib=512))
+    wide, deep = mapping.layer("wide"), mapping.layer("deep")
+    assert wide.tiles.work.reduction == 40 and wide.tiles.row_tiles == 3  # a 10x4 kernel: 40 lanes, 3 row tiles
+    assert wide.output_shape == (1, 300, 3, 100) and deep.tiles.work.reduction == 9 * 300
+

@@ -48,6 +48,13 @@ def test_custom_yaml_path(tmp_path):
     assert (target.name, target.array.rows, target.array.dataflow) == ("mine", 12, "output_stationary")
 
 
+def test_a_retired_line_buffer_section_is_accepted_and_ignored(tmp_path):
+    """Older target files described a row buffer the accelerator does not have; they still load."""
+    data = _yaml()
+    data["line_buffer"] = {"max_row_width": 64, "max_channels": 256, "max_kernel": 7}
+    assert load_target(_write(tmp_path, data)) == load_target("systolic16x16")
+
+
 def test_dataflow_defaults_to_weight_stationary(tmp_path):
     data = _yaml()
     del data["array"]["dataflow"]
