@@ -39,13 +39,25 @@ def _round_sig(x, digits: int = 4) -> np.ndarray:
     return np.round(x * scale) / scale
 
 
-def _conv2d(x: np.ndarray, w: np.ndarray, stride: int, pad: int, group: int) -> np.ndarray:
-    """Float NCHW convolution for the probe forward (symmetric pads, no dilation)."""
-    n, c, h, wd = x.shape
+def _pair(v: int | tuple[int, int]) -> tuple[int, int]:
+    return (v, v) if isinstance(v, int) else tuple(v)
+
+
+def _windows(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], pads: tuple[int, int, int, int],
+             fill: float = 0.0) -> list[np.ndarray]:
+    """The kh * kw strided taps of NCHW `x` padded by `pads` (ONNX order: top, left, bottom, right) with `fill`."""
+    (kh, kw), (sh, sw), (top, left, bottom, right) = kernel, stride, pads
+    xp = np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)), constant_values=fill)
+    oh, ow = (xp.shape[2] - kh) // sh + 1, (xp.shape[3] - kw) // sw + 1
+    return [xp[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] for i in range(kh) for j in range(kw)]
+
+
+def _conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], pads: tuple[int, int, int, int], group: int) -> np.ndarray:
+    """Float NCHW convolution for the probe forward (no dilation)."""
+    n = x.shape[0]
     m, cg, kh, kw = w.shape
-    xp = np.pad(x, ((0, 0), (0, 0), (pad, pad), (pad, pad)))
-    oh, ow = (h + 2 * pad - kh) // stride + 1, (wd + 2 * pad - kw) // stride + 1
-    taps = [xp[:, :, i : i + stride * oh : stride, j : j + stride * ow : stride] for i in range(kh) for j in range(kw)]
+    taps = _windows(x, (kh, kw), stride, pads)
+    oh, ow = taps[0].shape[2:]
     cols = np.stack(taps, axis=2).reshape(n, group, cg, kh * kw, oh, ow)
     out = np.einsum("ngckhw,gmck->ngmhw", cols, w.reshape(group, m // group, cg, kh * kw), optimize=True)
     return out.reshape(n, m, oh, ow)
@@ -58,13 +70,16 @@ class NetBuilder:
     output tensor names (identifier-safe), except the classifier's output `logits`.
     """
 
-    def __init__(self, name: str, input_shape: tuple[int, ...], seed: int, input_name: str = "image"):
+    def __init__(self, name: str, input_shape: tuple[int, ...], seed: int, input_name: str = "image",
+                 probe_batch: int = PROBE_BATCH, realistic: Callable | None = None):
+        """`probe_batch` smaller for big inputs (the probe keeps every activation); `realistic(rng, n, shape)` makes
+        the realistic half of the probe where the input is neither an image nor log-mel frames."""
         self.name, self.input_name = name, input_name
         self.rng = np.random.default_rng(seed)
         self.input_shape = input_shape
         self.nodes: list[onnx.NodeProto] = []
         self.inits: dict[str, np.ndarray] = {}
-        probe = _probe(np.random.default_rng([seed, 1]), input_shape)
+        probe = _probe(np.random.default_rng([seed, 1]), input_shape, probe_batch, realistic)
         self.values = {input_name: probe}  # probe activations (float64) by tensor name
 
     def channels(self, x: str) -> int:
@@ -87,14 +102,31 @@ class NetBuilder:
         return (w * scale).astype(np.float32), y * scale
 
     # ---- layers ----------------------------------------------------------------------------
-    def conv(self, x: str, name: str, out_ch: int, k: int = 3, stride: int = 1, group: int = 1) -> str:
-        """Conv without bias (a BatchNormalization follows), padded to keep the size at stride 1."""
-        in_ch, pad = self.channels(x), k // 2
-        fan_in = in_ch // group * k * k
-        w = self.rng.standard_normal((out_ch, in_ch // group, k, k)) * np.sqrt(2.0 / fan_in)
-        w, y = self._unit_std(w, _conv2d(self.values[x], w, stride, pad, group))
-        attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group)
-        return self._emit("Conv", [x, self._init(f"{name}_w", w)], name, y, **attrs)
+    def conv(self, x: str, name: str, out_ch: int, k: int | tuple[int, int] = 3, stride: int | tuple[int, int] = 1,
+             group: int = 1, pads: tuple[int, int, int, int] | None = None, bias: bool = False,
+             mean: float = 0.0) -> str:
+        """Conv (k and stride square or (h, w)), padded by k // 2 on every side unless `pads` (top, left, bottom,
+        right) says otherwise; a bias only with `bias` (Keras's default even where a BatchNormalization follows).
+        Weights are N(`mean`, 1) times He's std: a positive mean makes low-pass kernels, as trained depthwise
+        filters mostly are (a deep stack of zero-mean random 3x3 depthwise filters is high-pass and turns
+        a 60 dB input SNR into 20 dB at the logits, which no trained network does)."""
+        in_ch, (kh, kw), strides = self.channels(x), _pair(k), _pair(stride)
+        pads = pads or (kh // 2, kw // 2, kh // 2, kw // 2)
+        fan_in = in_ch // group * kh * kw
+        w = (self.rng.standard_normal((out_ch, in_ch // group, kh, kw)) + mean) * np.sqrt(2.0 / fan_in)
+        w, y = self._unit_std(w, _conv2d(self.values[x], w, strides, pads, group))
+        inputs = [x, self._init(f"{name}_w", w)]
+        if bias:
+            inputs.append(self._init(f"{name}_b", self.rng.normal(0.0, 0.1, out_ch)))
+            y = y + self.inits[inputs[2]].astype(np.float64).reshape(-1, 1, 1)
+        attrs = dict(kernel_shape=[kh, kw], strides=list(strides), pads=list(pads), group=group)
+        return self._emit("Conv", inputs, name, y, **attrs)
+
+    def maxpool(self, x: str, name: str, k: int, stride: int, pad: int = 0) -> str:
+        """MaxPool k x k (overlapping where stride < k), padded by `pad` on every side (pads never win a max)."""
+        taps = _windows(self.values[x], (k, k), (stride, stride), (pad,) * 4, fill=-np.inf)
+        attrs = dict(kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4)
+        return self._emit("MaxPool", [x], name, np.max(taps, axis=0), **attrs)
 
     def dense(self, x: str, name: str, out_features: int) -> str:
         """Gemm with a bias and weights [out, in], transB=1: PyTorch's nn.Linear (a BatchNormalization follows)."""
@@ -130,8 +162,8 @@ class NetBuilder:
     def add(self, a: str, b: str, name: str) -> str:
         return self._emit("Add", [a, b], name, self.values[a] + self.values[b])
 
-    def conv_bn(self, x: str, name: str, out_ch: int, k=3, stride=1, group=1, act: str | None = "relu") -> str:
-        y = self.batchnorm(self.conv(x, f"{name}_conv", out_ch, k, stride, group), f"{name}_bn")
+    def conv_bn(self, x: str, name: str, out_ch: int, k=3, stride=1, group=1, act: str | None = "relu", **conv) -> str:
+        y = self.batchnorm(self.conv(x, f"{name}_conv", out_ch, k, stride, group, **conv), f"{name}_bn")
         return getattr(self, act)(y, f"{name}_{act}") if act else y
 
     # ---- blocks ----------------------------------------------------------------------------
@@ -158,12 +190,15 @@ class NetBuilder:
         y = self.conv_bn(y, f"{name}_project", c, 1, act=None)
         return self.add(x, y, f"{name}_add")
 
-    def classifier(self, x: str, classes: int) -> str:
-        """GlobalAveragePool, Flatten, Gemm (weights [classes, C], transB=1 as PyTorch exports it)."""
-        pooled = self._emit("GlobalAveragePool", [x], "pool", self.values[x].mean(axis=(2, 3), keepdims=True))
-        flat = self._emit("Flatten", [pooled], "flatten", self.values[pooled].reshape(PROBE_BATCH, -1), axis=1)
+    def classifier(self, x: str, classes: int, pool: str = "GlobalAveragePool") -> str:
+        """GlobalAveragePool (or, with pool="AveragePool", an AveragePool whose window is the whole map, as Keras's
+        AveragePooling2D(pool_size=map) exports), Flatten, Gemm (weights [classes, C], transB=1 as PyTorch exports it)."""
+        value = self.values[x]
+        window = {} if pool == "GlobalAveragePool" else dict(kernel_shape=list(value.shape[2:]))
+        pooled = self._emit(pool, [x], "pool", value.mean(axis=(2, 3), keepdims=True), **window)
+        flat = self._emit("Flatten", [pooled], "flatten", self.values[pooled].reshape(len(value), -1), axis=1)
         feats = self.values[flat]
-        images = feats[: PROBE_BATCH // 2]  # centre and scale on the image-like half of the probe
+        images = feats[: len(feats) // 2]  # centre and scale on the realistic half of the probe
         w = self.rng.standard_normal((classes, feats.shape[1])) * np.sqrt(1.0 / feats.shape[1])
         w, _ = self._unit_std(w, (images - images.mean(axis=0)) @ w.T)
         bias = -_round_sig(images.mean(axis=0) @ w.astype(np.float64).T) + self.rng.normal(0.0, 0.1, classes)
@@ -263,15 +298,16 @@ def _realistic(rng: np.random.Generator, n: int, shape: tuple[int, ...]) -> np.n
     return _log_mel_like(rng, n) if shape == (FEATURES,) else _image_like(rng, n, shape)
 
 
-def _probe(rng: np.random.Generator, shape: tuple[int, ...]) -> np.ndarray:
+def _probe(rng: np.random.Generator, shape: tuple[int, ...], batch: int = PROBE_BATCH,
+           realistic: Callable | None = None) -> np.ndarray:
     """The float probe batch. Images: half image-like, half standard normal (activations stay O(1) on
     either). Log-mel features only ever come in dB, far from zero: all of their probe is log-mel-like, and
     larger (an MLP's probe is cheap; statistics of 32 samples would fit them alone, and activations after
     the 8-wide bottleneck would grow on other inputs)."""
     if shape == (FEATURES,):
         return _log_mel_like(rng, FEATURE_PROBE_BATCH)
-    half = PROBE_BATCH // 2
-    return np.concatenate([_image_like(rng, half, shape), rng.standard_normal((half, *shape))])
+    half = batch // 2
+    return np.concatenate([(realistic or _image_like)(rng, half, shape), rng.standard_normal((half, *shape))])
 
 
 def _log_mel_like(rng: np.random.Generator, n: int) -> np.ndarray:
