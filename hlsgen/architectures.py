@@ -11,10 +11,13 @@ logits have a trained network's scale, though the weights recognise nothing. The
   reference model: Keras layers, so every Conv has a bias, the 1x1 projection shortcuts have no
   BatchNormalization, and the classifier is AveragePooling2D over the 8x8 map.
 - `ds_cnn`: MLPerf Tiny keyword spotting, the DS-CNN of mlcommons/tiny's keyword_spotting keras_model.py
-  (after ARM's ML-KWS-for-MCU): Keras layers (biases everywhere), plain ReLU, AveragePooling2D over the map.
+  (after ARM's ML-KWS-for-MCU): Keras layers (biases everywhere), plain ReLU, AveragePooling2D((24, 5)).
 - `mobilenet_v1`: MLPerf Tiny visual wake words (person / no person), the MobileNetV1 layer list
-  (Howard et al., 2017, table 1) at width `alpha`, bias-free Convs, BatchNormalization and ReLU6 (Keras's
-  `MobileNet`), global average pool, Dense.
+  (Howard et al., 2017, table 1) at width `alpha` as Keras's `MobileNet` and TF-slim write it: bias-free
+  Convs, BatchNormalization and ReLU6, global average pool, Dense. (MLPerf Tiny's reference,
+  mlcommons/tiny v0.1/benchmarks/visual_wake_words/vww_model.py, has Keras biases and plain ReLU; with
+  random weights an unbounded ReLU through 27 layers lets some inputs' activations grow layer after
+  layer, to held-out logits 27 times the probe's, which trained weights avoid and ReLU6 prevents.)
 - `mobilenet_v2`: MobileNetV2 (Sandler et al., 2018, table 2) as torchvision and Keras define it: channels
   rounded to multiples of 8, the last 1x1 Conv 1280 wide for alpha <= 1, ReLU6, linear bottlenecks, identity
   shortcuts where stride 1 keeps the channels; 1000 classes (ImageNet) by default, which the published
@@ -60,19 +63,21 @@ def resnet8(seed: int = 0) -> onnx.ModelProto:
         if stride != 1:  # a plain Conv in the reference: no BatchNormalization on the shortcut
             x = net.conv(x, f"stack{stack}_proj", channels, 1, stride, bias=True)
         x = net.relu(net.add(x, y, f"stack{stack}_add"), f"stack{stack}_relu")
-    return net.build(net.classifier(x, 10, pool="AveragePool"))
+    return net.build(net.classifier(x, 10, pool_window=(8, 8)))
 
 
 def ds_cnn(seed: int = 0) -> onnx.ModelProto:
     """MLPerf Tiny's keyword-spotting DS-CNN on 49x10 MFCC frames: Conv 64 10x4 stride 2 with TensorFlow's
     "same" padding (4 rows above, 5 below, 1 column each side: 25x5 out), four depthwise-separable blocks
-    (3x3 depthwise, 1x1 pointwise, BatchNormalization + ReLU after each), AveragePool 25x5, Dense 12."""
+    (3x3 depthwise, 1x1 pointwise, BatchNormalization + ReLU after each), AveragePool 24x5 with stride 24x5
+    (the reference's window: the top 24 of the 25 rows, one output), Dense 12."""
     net = NetBuilder("ds_cnn", (1, MFCC_FRAMES, MFCC_COEFFS), seed, input_name="features", realistic=_mfcc_like)
     x = net.conv_bn("features", "conv1", 64, (10, 4), 2, pads=(4, 1, 5, 1), bias=True)
     for block in range(1, 5):
         x = net.conv_bn(x, f"ds{block}_dw", 64, 3, group=64, bias=True, mean=DEPTHWISE_MEAN)
         x = net.conv_bn(x, f"ds{block}_pw", 64, 1, bias=True)
-    return net.build(net.classifier(x, 12, pool="AveragePool"))
+    # the reference's final_pool_size = (int(49 / 2), int(10 / 2)): the window misses the map's last row
+    return net.build(net.classifier(x, 12, pool_window=(MFCC_FRAMES // 2, MFCC_COEFFS // 2)))
 
 
 # (output channels at alpha 1, stride) of MobileNetV1's 13 depthwise-separable layers
@@ -86,7 +91,8 @@ def mobilenet_v1(alpha: float = 0.25, size: int = 96, classes: int = 2, seed: in
     net = NetBuilder("mobilenet_v1", (3, size, size), seed, probe_batch=_probe_batch(size))
     x = net.conv_bn("image", "conv1", int(32 * alpha), 3, 2, act="relu6")
     for i, (channels, stride) in enumerate(MOBILENET_V1_LAYERS, start=1):
-        x = net.conv_bn(x, f"sep{i}_dw", net.channels(x), 3, stride, group=net.channels(x), act="relu6", mean=DEPTHWISE_MEAN)
+        c = net.channels(x)
+        x = net.conv_bn(x, f"sep{i}_dw", c, 3, stride, group=c, act="relu6", mean=DEPTHWISE_MEAN)
         x = net.conv_bn(x, f"sep{i}_pw", int(channels * alpha), 1, act="relu6")
     return net.build(net.classifier(x, classes))
 
@@ -117,7 +123,8 @@ def _inverted_residual(net: NetBuilder, x: str, name: str, out_ch: int, expansio
     shortcut Add only where the block keeps the shape."""
     in_ch = net.channels(x)
     y = x if expansion == 1 else net.conv_bn(x, f"{name}_expand", in_ch * expansion, 1, act="relu6")
-    y = net.conv_bn(y, f"{name}_dw", net.channels(y), 3, stride, group=net.channels(y), act="relu6", mean=DEPTHWISE_MEAN)
+    hidden = net.channels(y)
+    y = net.conv_bn(y, f"{name}_dw", hidden, 3, stride, group=hidden, act="relu6", mean=DEPTHWISE_MEAN)
     y = net.conv_bn(y, f"{name}_project", out_ch, 1, act=None)
     return net.add(x, y, f"{name}_add") if stride == 1 and in_ch == out_ch else y
 

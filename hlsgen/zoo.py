@@ -52,7 +52,8 @@ def _windows(x: np.ndarray, kernel: tuple[int, int], stride: tuple[int, int], pa
     return [xp[:, :, i : i + sh * oh : sh, j : j + sw * ow : sw] for i in range(kh) for j in range(kw)]
 
 
-def _conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], pads: tuple[int, int, int, int], group: int) -> np.ndarray:
+def _conv2d(x: np.ndarray, w: np.ndarray, stride: tuple[int, int], pads: tuple[int, int, int, int],
+            group: int) -> np.ndarray:
     """Float NCHW convolution for the probe forward (no dilation)."""
     n = x.shape[0]
     m, cg, kh, kw = w.shape
@@ -162,7 +163,8 @@ class NetBuilder:
     def add(self, a: str, b: str, name: str) -> str:
         return self._emit("Add", [a, b], name, self.values[a] + self.values[b])
 
-    def conv_bn(self, x: str, name: str, out_ch: int, k=3, stride=1, group=1, act: str | None = "relu", **conv) -> str:
+    def conv_bn(self, x: str, name: str, out_ch: int, k=3, stride=1, group=1, act: str | None = "relu",
+                **conv) -> str:
         y = self.batchnorm(self.conv(x, f"{name}_conv", out_ch, k, stride, group, **conv), f"{name}_bn")
         return getattr(self, act)(y, f"{name}_{act}") if act else y
 
@@ -190,12 +192,16 @@ class NetBuilder:
         y = self.conv_bn(y, f"{name}_project", c, 1, act=None)
         return self.add(x, y, f"{name}_add")
 
-    def classifier(self, x: str, classes: int, pool: str = "GlobalAveragePool") -> str:
-        """GlobalAveragePool (or, with pool="AveragePool", an AveragePool whose window is the whole map, as Keras's
-        AveragePooling2D(pool_size=map) exports), Flatten, Gemm (weights [classes, C], transB=1 as PyTorch exports it)."""
+    def classifier(self, x: str, classes: int, pool_window: tuple[int, int] | None = None) -> str:
+        """GlobalAveragePool (or, given `pool_window`, an AveragePool of that window and stride, as Keras's
+        AveragePooling2D(pool_size) exports), Flatten, Gemm (weights [classes, C], transB=1 as PyTorch exports it)."""
         value = self.values[x]
-        window = {} if pool == "GlobalAveragePool" else dict(kernel_shape=list(value.shape[2:]))
-        pooled = self._emit(pool, [x], "pool", value.mean(axis=(2, 3), keepdims=True), **window)
+        if pool_window is None:
+            pooled = self._emit("GlobalAveragePool", [x], "pool", value.mean(axis=(2, 3), keepdims=True))
+        else:
+            window = list(pool_window)
+            mean = np.mean(_windows(value, pool_window, pool_window, (0,) * 4), axis=0)
+            pooled = self._emit("AveragePool", [x], "pool", mean, kernel_shape=window, strides=window)
         flat = self._emit("Flatten", [pooled], "flatten", self.values[pooled].reshape(len(value), -1), axis=1)
         feats = self.values[flat]
         images = feats[: len(feats) // 2]  # centre and scale on the realistic half of the probe

@@ -57,7 +57,7 @@ PUBLISHED = {  # name: (parameters as published, with BatchNormalization?, MACs 
 # What import + optimize makes of each: op counts and the activations fused into Conv/Dense.
 FUSED = {
     "resnet8": ({"Conv": 9, "Add": 3, "Relu": 3, "GlobalAveragePool": 1, "Dense": 1}, {"relu": 4, "None": 6}),
-    "ds_cnn": ({"Conv": 9, "GlobalAveragePool": 1, "Dense": 1}, {"relu": 9, "None": 1}),
+    "ds_cnn": ({"Conv": 9, "AveragePool": 1, "Dense": 1}, {"relu": 9, "None": 1}),  # a window, not the map
     "mobilenet_v1": ({"Conv": 27, "GlobalAveragePool": 1, "Dense": 1}, {"relu6": 27, "None": 1}),
     "mobilenet_v2": ({"Conv": 52, "Add": 10, "GlobalAveragePool": 1, "Dense": 1}, {"relu6": 35, "None": 18}),
     "resnet18": ({"Conv": 20, "Add": 8, "Relu": 8, "MaxPool": 1, "GlobalAveragePool": 1, "Dense": 1},
@@ -65,8 +65,10 @@ FUSED = {
 }
 
 # Output SQNR of uniform 8-bit quantization on held-out synthetic inputs (measured: resnet8 24.2 dB, ds_cnn
-# 24.1, mobilenet_v1 6.0, mobilenet_v2 12.0). The MobileNets lose ~1.5 dB per layer: random pointwise weights
-# pass each layer's rounding noise on undamped, where trained ones would not.
+# 24.3, mobilenet_v1 6.0, mobilenet_v2 12.0, resnet18 20.3). The 28 and 53 plain layers of the MobileNets lose
+# 1 to 1.5 dB each (rounding noise passes a ReLU where it is active, while the ReLU shrinks the signal's
+# variance more; trained weights and real images fare better), then the classifier, centred on the images'
+# mean, loses some more: a property of these random networks, not a bound on hlsgen's quantizer.
 MIN_SQNR_DB = {"resnet8": 20, "ds_cnn": 20, "mobilenet_v1": 5, "mobilenet_v2": 10, "resnet18": 10}
 
 
@@ -88,7 +90,8 @@ def definition_size(model: onnx.ModelProto) -> tuple[int, int, int]:
     """(Conv/Gemm weights + biases, BatchNormalization scale + shift, Conv/Gemm MACs per sample) of `model`."""
     inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
     inferred = shape_inference.infer_shapes(model).graph
-    dims = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in [*inferred.value_info, *inferred.output]}
+    values = [*inferred.value_info, *inferred.output]
+    dims = {v.name: [d.dim_value for d in v.type.tensor_type.shape.dim] for v in values}
     params = batchnorm = macs = 0
     for node in model.graph.node:
         if node.op_type in ("Conv", "Gemm"):
@@ -128,15 +131,16 @@ def test_size_is_the_published_architectures(name):
 def test_mobilenet_v1_matches_the_tf_slim_table_at_128_px(alpha, published_macs, published_params):
     # tensorflow/models research/slim/nets/mobilenet_v1.md: MobileNet_v1_{0.25,0.50}_128, 1000 classes
     params, batchnorm, macs = definition_size(architectures.mobilenet_v1(alpha, 128, classes=1000))
-    assert abs(macs - published_macs) / published_macs < 0.04 and abs(params - published_params) / published_params < 0.02
+    assert abs(macs - published_macs) / published_macs < 0.04  # 13.57 M and 49.16 M
+    assert abs(params - published_params) / published_params < 0.02  # 464,600 and 1,320,648
 
 
 def test_the_layer_forms_the_architectures_name():
     attrs = lambda n: {a.name: onnx.helper.get_attribute_value(a) for a in n.attribute}  # noqa: E731
     first = lambda name, op: next(n for n in built(name).graph.node if n.op_type == op)  # noqa: E731
     assert attrs(first("ds_cnn", "Conv")) == dict(kernel_shape=[10, 4], strides=[2, 2], pads=[4, 1, 5, 1], group=1)
-    assert attrs(first("ds_cnn", "AveragePool")) == dict(kernel_shape=[25, 5])
-    assert attrs(first("resnet8", "AveragePool")) == dict(kernel_shape=[8, 8])
+    assert attrs(first("ds_cnn", "AveragePool")) == dict(kernel_shape=[24, 5], strides=[24, 5])  # of a 25x5 map
+    assert attrs(first("resnet8", "AveragePool")) == dict(kernel_shape=[8, 8], strides=[8, 8])
     resnet8_convs = [n for n in built("resnet8").graph.node if n.op_type == "Conv"]
     assert all(len(n.input) == 3 for n in resnet8_convs)  # Keras's biases
     # MLPerf Tiny's projection shortcuts feed the Add straight from the Conv, without a BatchNormalization
