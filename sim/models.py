@@ -3,7 +3,8 @@ the example (digits), mnist-8 (its three test inputs are all the data it ships w
 test), the zoo's residual and mobilenet networks (48 calibration, 32 held-out test images), and the zoo's
 dense-only anomaly-detection autoencoder (48 calibration, 32 test log-mel feature vectors), its hidden
 layers narrowed from 128 to 32 so its weights fit every shipped target's weight memory (autoencoder24: to
-24, which neither divides nor is divided by 16 array rows)."""
+24, which neither divides nor is divided by 16 array rows), and odd_cnn (tests/hw/models.py: 3x3 Convs
+to 24, 40 and 12 channels and a Dense over a 4x4 map, whose taps the layer program pads)."""
 from pathlib import Path
 
 import numpy as np
@@ -11,6 +12,7 @@ import onnx
 from onnx import numpy_helper
 
 from hlsgen import zoo
+from tests.hw.models import odd_cnn_model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
@@ -33,7 +35,10 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         np.savez(images, Input3=mnist_images())
         return MNIST / "model.onnx", images, images
     hidden = AUTOENCODER_HIDDEN.get(name)
-    model = zoo.anomaly_autoencoder(hidden=hidden) if hidden else zoo.ZOO[name]()
+    if name == "odd_cnn":
+        model = odd_cnn_model()
+    else:
+        model = zoo.anomaly_autoencoder(hidden=hidden) if hidden else zoo.ZOO[name]()
     path = folder / f"{name}.onnx"
     onnx.save(model, str(path))
     key = model.graph.input[0].name

@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import MappingError
 from ..ir import Graph, Node
 from . import cycles as cyc
-from .placement import Memory, place_maps
+from .placement import Memory, map_shape, place_maps, reduction_channels
 from .resources import estimate, fit
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
@@ -298,11 +298,15 @@ class _Layer:
             groups, cin, m = geometry.group, self.xs[1], self.ys[1]
             depthwise = groups > 1 and cin // groups == 1
             taps = int(np.prod(geometry.kernel_shape))
+            lanes = self._reduction_channels(cin, taps) if groups == 1 else cin // groups
             work = (ArrayWork(1, taps, m, self._batch_pixels(self.ys), True) if depthwise
-                    else ArrayWork(groups, cin // groups * taps, m // groups, self._batch_pixels(self.ys)))
+                    else ArrayWork(groups, lanes * taps, m // groups, self._batch_pixels(self.ys), False,
+                                   cin // groups, lanes))
             kind = "depthwise" if depthwise else ("grouped_conv" if groups > 1 else "conv")
-        else:
-            work = ArrayWork(1, int(np.prod(self.xs[1:])), int(w.shape[1]), int(self.xs[0]))
+        else:  # the map it reads, flattened: its pixels are the taps
+            channels, height, width = map_shape(graph.shape(self._stored(self.x)))
+            lanes = self._reduction_channels(channels, height * width)
+            work = ArrayWork(1, height * width * lanes, int(w.shape[1]), int(self.xs[0]), False, channels, lanes)
             kind = "dense"
         self._check_widths()
         tiles = search_tiles(work, target)
@@ -316,6 +320,18 @@ class _Layer:
         extra = (BufferUse("weight", weight_bytes, target.buffers.weight.bytes),
                  BufferUse("accumulator", acc_used, target.buffers.accumulator.bytes))
         return ARRAY, kind, tiles, work.macs, tiles.cycles(self.R, self.C), extra, weight_bytes
+
+    def _stored(self, tensor: str) -> str:
+        """The tensor whose map holds `tensor` (a Reshape's output is its input's map)."""
+        producer = self.graph.producer(tensor)
+        return self._stored(producer.inputs[0]) if producer is not None and producer.op == "Reshape" else tensor
+
+    def _reduction_channels(self, channels: int, taps: int) -> int:
+        """C_pad of the map this row reads (hlsgen.hw.placement: the input image keeps its taps unpadded; an
+        output-stationary array streams the reduction through time, not across banked lanes)."""
+        if self.target.array.dataflow != "weight_stationary":
+            return channels
+        return reduction_channels(channels, self.R, taps, self._stored(self.x) in self.graph.inputs)
 
     def _check_widths(self) -> None:
         widths, weight_bits = self.target.widths, self.node.attrs.weight_bits

@@ -7,13 +7,13 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
   the channel count, finds them in its own bank;
 - G = channels for a map with fewer channels than R (dividing R): the map is replicated R / G times,
   so that the R lanes, which then read several taps of the same channel, never share a bank;
-- G = R also for a map whose channel count does neither when every array layer reads one tap of it (a
-  1x1 convolution, a Dense on a 1x1 map): k = c_in, so lane r still reads channels = r (mod R) only;
+- G = R also for a map whose channel count does neither: a Conv (or a Dense reading several pixels)
+  that reads several taps of it pads each tap to C_pad = ceil(C / R) * R reduction lanes (the row's
+  `reduction_channels`, decided by the mapping with `reduction_channels` below), so lane r still reads
+  channels = r (mod R) only; a padded lane reads nothing and its weights are zero;
 - G = 1 for an input image whose channel count neither divides nor is divided by R: every bank holds
-  the whole image (the input stream writes one element per cycle, so the copies cost no time);
-- G = 1 also for any other map of such a channel count that an array layer reads several taps of: every
-  bank holds the whole map, so the lanes never share a bank, but the writer must write each value into
-  every bank (`conflicts`: the RTL does not implement such a writer; the C++ serializes the copies).
+  the whole image (the input stream writes one element per cycle, so the copies cost no time) and its
+  readers' taps are not padded.
 A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed first-fit
 by lifetime: two maps share addresses only if no layer needs both.
 """
@@ -38,13 +38,11 @@ class MapPlacement:
     birth: int  # index of the program row that writes it (-1: the input stream)
     death: int  # index of the last row that reads it (rows + 1: the output stream)
     array_read: bool  # a Conv/Dense row reads it (not in depthwise mode)
-    tap_read: bool  # ... several taps of it (k = tap * C_in + c_in wraps past C_in)
     dw_read: bool  # a depthwise row reads it: also kept in the depthwise window copies
     lg: int  # G = 2^lg channel banks
     plane: int
     base: int
     dw_base: int  # its place in the depthwise window copies
-    conflicts: bool = False  # G = 1 for a map the writer writes: each value goes to every bank
 
     @property
     def pixels(self) -> int:
@@ -62,9 +60,9 @@ class MapPlacement:
     def to_json(self) -> dict:
         return {"channels": self.channels, "height": self.height, "width": self.width, "bits": self.quant.bits,
                 "signed": self.quant.signed, "written_by": self.birth, "last_read_by": self.death,
-                "array_read": self.array_read, "tap_read": self.tap_read,
+                "array_read": self.array_read,
                 "banks": self.banks, "plane": self.plane, "base": self.base, "words_per_bank": self.words,
-                "depthwise_copy_base": self.dw_base if self.dw_read else None, "bank_conflicts": self.conflicts}
+                "depthwise_copy_base": self.dw_base if self.dw_read else None}
 
 
 @dataclass
@@ -79,13 +77,11 @@ class FeatureMap:
     birth: int  # index of the layer that writes it (-1: the input stream)
     death: int = -1  # index of the last layer that reads it (layers + 1: the output stream)
     array_read: bool = False
-    tap_read: bool = False  # an array layer reads several taps of it (k = tap * C_in + c_in wraps past C_in)
     dw_read: bool = False  # a depthwise layer reads it: also kept in the depthwise window copies
     lg: int = 0
     plane: int = 0
     base: int = 0
     dw_base: int = 0  # its place in the depthwise window copies
-    conflicts: bool = False
 
     def freeze(self) -> MapPlacement:
         return MapPlacement(**{f.name: getattr(self, f.name) for f in fields(MapPlacement)})
@@ -116,17 +112,22 @@ def map_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
 
 def choose_banks(fmap: FeatureMap, rows: int) -> None:
     """Set fmap.lg (see the module docstring)."""
-    lg_rows = rows.bit_length() - 1
-    if not fmap.array_read or fmap.channels % rows == 0:
-        fmap.lg = lg_rows
-    elif rows % fmap.channels == 0:
+    odd = fmap.array_read and fmap.channels % rows != 0 and rows % fmap.channels != 0
+    if fmap.array_read and fmap.channels < rows and rows % fmap.channels == 0:
         fmap.lg = fmap.channels.bit_length() - 1
-    elif fmap.birth < 0:
+    elif odd and fmap.birth < 0:
         fmap.lg = 0
-    elif not fmap.tap_read:
-        fmap.lg = lg_rows
     else:
-        fmap.lg, fmap.conflicts = 0, True
+        fmap.lg = rows.bit_length() - 1
+
+
+def reduction_channels(channels: int, rows: int, taps: int, streamed: bool) -> int:
+    """C_pad: the reduction lanes per tap of an array row reading `taps` taps of a map of `channels`
+    channels (`streamed`: the input image, G = 1). Past a tap's channels, k = tap * C_pad + c wraps onto
+    lane r = c (mod R) only if C_pad is a multiple of R, or R one of C_pad's (see the module docstring)."""
+    if taps == 1 or streamed or channels % rows == 0 or rows % channels == 0:
+        return channels
+    return -(-channels // rows) * rows
 
 
 def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) -> tuple[int, int]:
@@ -216,7 +217,6 @@ def place_maps(graph, layers, rows: int) -> Memory:
             fmap = maps[aliases.get(t, t)]
             fmap.death = max(fmap.death, i)
             fmap.array_read |= array and not depthwise
-            fmap.tap_read |= array and not depthwise and _taps(layer, fmap) > 1
             fmap.dw_read |= depthwise
     for t in graph.outputs:
         maps[aliases.get(t, t)].death = len(layers) + 1
@@ -228,7 +228,3 @@ def place_maps(graph, layers, rows: int) -> Memory:
     taps = [layer.tiles.work.reduction for layer in layers if layer.kind == "depthwise"]
     return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth, min(rows, max(taps, default=0)))
 
-
-def _taps(layer, fmap: FeatureMap) -> int:
-    """Kernel positions an array row reduces over: a Conv's kernel, a Dense's input pixels."""
-    return int(math.prod(layer.attrs.conv.kernel_shape)) if layer.op == "QConv" else fmap.pixels

@@ -39,7 +39,8 @@ def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
 def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
     t = row["tiles"]
     if row["unit"] == "systolic_array":
-        work = ArrayWork(t["groups"], t["reduction"], t["out_channels"], t["pixels"], t["depthwise"])
+        work = ArrayWork(t["groups"], t["reduction"], t["out_channels"], t["pixels"], t["depthwise"], t["channels"],
+                         t["reduction_channels"])
         tiles = ArrayTiles(work, target.array.dataflow, t["row_tile"], t["col_tile"], t["spatial_tile"])
     elif t:
         tiles = VectorTiles(t["lanes"], t["channels"], t["passes"], t["positions"])
@@ -58,5 +59,5 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
 def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:
     dw_base = f["depthwise_copy_base"]
     return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[name], f["written_by"],
-                        f["last_read_by"], f["array_read"], f["tap_read"], dw_base is not None,
-                        f["banks"].bit_length() - 1, f["plane"], f["base"], dw_base or 0, f["bank_conflicts"])
+                        f["last_read_by"], f["array_read"], dw_base is not None, f["banks"].bit_length() - 1,
+                        f["plane"], f["base"], dw_base or 0)

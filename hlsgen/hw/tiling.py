@@ -10,7 +10,7 @@ document's tiling; tests check both that and that the search takes well under a 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .cycles import output_stationary_cycles, spatial_tiles, weight_stationary_cycles
 from .target import Target
@@ -24,14 +24,22 @@ class ArrayWork:
     """What an array layer computes, independent of the target."""
 
     groups: int  # groups run one after another (1 in depthwise mode: groups fold into columns)
-    reduction: int  # Kr = C_in/group * kh * kw (kh * kw in depthwise mode; K for Dense)
+    reduction: int  # lanes: Kr = reduction_channels * kh * kw (kh * kw in depthwise mode; a Dense: per pixel)
     out_channels: int  # M per group (every channel in depthwise mode)
     pixels: int  # P = N * H_out * W_out (N for Dense)
     depthwise: bool = False
+    channels: int = 1  # input channels per tap (C_in / group; 1 in depthwise mode)
+    reduction_channels: int = 1  # lanes per tap: C_pad >= channels (docs/program.md), zero weights past channels
 
     @property
     def macs(self) -> int:
-        return self.groups * self.reduction * self.out_channels * self.pixels
+        """The layer's own MACs (padded lanes excluded: they cost cycles, not MACs)."""
+        return self.groups * self.unpadded().reduction * self.out_channels * self.pixels
+
+    def unpadded(self) -> "ArrayWork":
+        """The work without padded lanes (a design that does not read the banked activation memory)."""
+        taps = self.reduction // self.reduction_channels
+        return replace(self, reduction=taps * self.channels, reduction_channels=self.channels)
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,7 @@ class ArrayTiles:
         return {
             "groups": self.work.groups, "reduction": self.work.reduction,
             "out_channels": self.work.out_channels, "pixels": self.work.pixels, "depthwise": self.work.depthwise,
+            "channels": self.work.channels, "reduction_channels": self.work.reduction_channels,
             "row_tile": self.row_tile, "col_tile": self.col_tile, "spatial_tile": self.spatial_tile,
             "row_tiles": self.row_tiles, "col_tiles": self.col_tiles, "spatial_tiles": self.spatial_tiles,
             "double_buffered": "weights" if self.dataflow == "weight_stationary" else "results",

@@ -10,6 +10,7 @@ between line buffer, array and requantizer. Vector-unit layers unroll the C lane
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from ..errors import MappingError
 from ..hw.mapping import ARRAY, LayerMap, Mapping
@@ -38,6 +39,11 @@ def checked_nests(mapping: Mapping) -> dict[str, LoopNest]:
 
 def layer_nest(layer: LayerMap, target: Target) -> LoopNest:
     if layer.unit == ARRAY:
+        # the per-layer design reads windows from its own line buffers, not the banked activation memory:
+        # none of its lanes are padded
+        work = layer.tiles.work.unpadded()
+        tiles = replace(layer.tiles, work=work, row_tile=min(layer.tiles.row_tile, work.reduction))
+        layer = replace(layer, tiles=tiles)
         if target.array.dataflow == "output_stationary":
             return _output_stationary(layer, target)
         return _weight_stationary(layer, target)

@@ -4,8 +4,8 @@ writer), and the ROM contents (weight tiles, tap tables, per-channel requantizat
 tables). Units, fused MaxPools, tiles, feature-map placement and bit widths are the program's; this
 module only encodes them, and rejects what the RTL's modules do not implement.
 
-Array layers reduce over k = tap * C_in + c_in (the input channel fastest): row tile t gives lane r the
-index t * R + r.
+Array layers reduce over k = tap * C_pad + c_in (the input channel fastest; C_pad the row's
+reduction_channels, lanes c_in >= C_in read nothing): row tile t gives lane r the index t * R + r.
 """
 from __future__ import annotations
 
@@ -178,11 +178,6 @@ class _Compiler:
                 raise MappingError(f"feature map {fmap.name!r} holds {fmap.quant.bits}-bit values; the RTL keeps "
                                    f"activations in {ACT_BITS} bits (an unquantized model output kept at "
                                    "accumulator precision runs in the HLS C++)")
-            if fmap.conflicts:
-                raise MappingError(
-                    f"feature map {fmap.name!r} has {fmap.channels} channels, which neither divide nor are divided by "
-                    f"the array's {self.R} rows, and a Conv/Dense layer reads several taps of it: the RTL's line "
-                    "buffer cannot spread it over its banks without bank conflicts")
             if fmap.dw_read and fmap.birth < 0:
                 reader = next(layer for layer in self.layers if fmap.name in layer.inputs)
                 raise MappingError(f"layer {reader.node.name!r}: a depthwise layer cannot read the input stream "
@@ -194,6 +189,7 @@ class _Compiler:
         x = maps[layer.inputs[0]]
         w = self.graph.constants[node.inputs[1]].astype(np.int64)
         depthwise = layer.row.kind == "depthwise"
+        c_pad = layer.row.tiles.work.reduction_channels  # lanes per tap, the program's; zero weights past C_in
         if node.op == "QConv":
             a = node.attrs.conv
             if len(a.kernel_shape) == 1:
@@ -201,16 +197,18 @@ class _Compiler:
             else:
                 kernel, strides, dil, pads = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
             out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
-            # lane order: k = (ky * kw + kx) * C_in + c_in; depthwise: k = ky * kw + kx, a channel per column
+            # lane order: k = (ky * kw + kx) * C_pad + c_in; depthwise: k = ky * kw + kx, a channel per column
             w4 = w if w.ndim == 4 else w[:, :, None, :]
-            matrix = w4.transpose(2, 3, 1, 0).reshape(-1, out_c)
+            matrix = w4.transpose(2, 3, 1, 0)
         else:
             kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
             out_c, out_h, out_w = w.shape[1], 1, 1
-            # the Dense input is x flattened as [c][y][x]; lane order k = (y * W + x) * C + c
-            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3).reshape(-1, out_c)
+            # the Dense input is x flattened as [c][y][x]; lane order k = (y * W + x) * C_pad + c
+            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3)
+        pad = c_pad - matrix.shape[2]
+        matrix = np.pad(matrix, ((0, 0), (0, 0), (0, pad), (0, 0))).reshape(-1, out_c)
         taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
-                for ci in range(1 if depthwise else x.channels)]
+                for ci in range(c_pad)]
         reduction, pixels = len(taps), out_h * out_w
         tiles = layer.row.tiles
         tr, tc, ts, pt = tiles.row_tiles, tiles.col_tiles, tiles.spatial_tiles, tiles.spatial_tile
@@ -227,19 +225,19 @@ class _Compiler:
                  neg=int(rq.neg_multiplier is not None), zp=rq.zero_point, lo=rq.lo, hi=rq.hi,
                  dw=int(depthwise), dw_base=x.dw_base, in_slot=x.pixels)
         for t in range(tr):
-            lanes = []
+            words = []
             for r in range(R):
                 k = t * R + r
-                if k >= reduction:
-                    lanes.append(0)
+                if k >= reduction or (not depthwise and taps[k][2] >= x.channels):  # a padded lane reads nothing
+                    words.append(0)
                     continue
                 dy, dx, ci = taps[k]
                 if not depthwise and ci % x.banks != r % x.banks:
                     raise MappingError(f"layer {node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
                                                 f"which is not in its bank")
                 coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
-                lanes.append(self.tap_word.pack(valid=1, dy=dy, dx=dx, off=coff))
-            self.taps.append(_pack(lanes, self.tap_word.width))
+                words.append(self.tap_word.pack(valid=1, dy=dy, dx=dx, off=coff))
+            self.taps.append(_pack(words, self.tap_word.width))
         padded = np.zeros((tr * R, tc * C), np.int64)
         padded[:reduction, :out_c] = matrix
         # tiles in the engine's order (column tile, then row tile), R rows of C weights each

@@ -26,6 +26,7 @@ from tests.builders import make_model, tensor_value
 from tests.hls.conftest import EXAMPLE
 from tests.hls.helpers import csim, generate, quantize_model
 from tests.hls.test_kernels import conv1d_model, copies_model, pools_model
+from tests.hw.models import odd_cnn_model
 
 pytestmark = pytest.mark.csim
 RNG = np.random.default_rng(12)
@@ -77,8 +78,8 @@ def tiled_pool_model():
 
 
 def odd_channels_model():
-    """24 channels on 16 rows read over 9 taps: the map is kept whole in every bank (G = 1), so the writer
-    takes C writes per pixel."""
+    """24 channels on 16 rows read over 9 taps: each tap spans 32 reduction lanes (zero weights past channel
+    23), so the map keeps 16 banks and the writer one write per pixel."""
     nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["a"], ["r"]),
              helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),
@@ -86,6 +87,11 @@ def odd_channels_model():
     inits = {"w1": weights(24, 3, 3, 3), "w2": weights(8, 24, 3, 3)}
     model = make_model(nodes, [tensor_value("x", [1, 3, 10, 10])], [tensor_value("y", None)], inits)
     return model, {"x": RNG.uniform(-1, 1, (3, 3, 10, 10)).astype(np.float32)}
+
+
+def odd_cnn():
+    """24, 40 and 12 channels read over 9 taps, and a Dense over a 4x4 map of 12 (tests/hw/models.py)."""
+    return odd_cnn_model(), {"x": RNG.uniform(-1, 1, (4, 3, 16, 16)).astype(np.float32)}
 
 
 def concat_pool_model():
@@ -131,7 +137,8 @@ CASES = [("digits", digits, "systolic16x16"), ("digits", digits, "systolic8x8"),
          ("lut_resize_dense", lut_model, "systolic8x8"), ("pools", pools_model, "systolic16x16"),
          ("copies", copies_model, "systolic8x8"), ("tiled_pool", tiled_pool_model, "systolic16x16"),
          ("tiled_pool", tiled_pool_model, "systolic8x8"), ("odd_channels", odd_channels_model, "systolic16x16"),
-         ("concat_pool", concat_pool_model, "systolic8x8")]
+         ("concat_pool", concat_pool_model, "systolic8x8"), ("odd_cnn", odd_cnn, "systolic16x16"),
+         ("odd_cnn", odd_cnn, "systolic8x8")]
 
 
 @pytest.mark.parametrize("name, build, target", CASES, ids=[f"{n}-{t}" for n, _, t in CASES])

@@ -83,10 +83,45 @@ def odd_channels_model(kernel: int) -> onnx.ModelProto:
                       inits)
 
 
+def odd_dense_model() -> onnx.ModelProto:
+    """A 3x3 Conv to 12 channels (neither dividing nor divided by 8 or 16) on a 4x4 map, then a Dense over it."""
+    rng = np.random.default_rng(3)
+    inits = {"w1": rng.standard_normal((12, 3, 3, 3)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((192, 10)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Flatten", ["r1"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 4, 4])], [tensor_value("y", [1, 10], TensorProto.FLOAT)], inits)
+
+
+def odd_cnn_model() -> onnx.ModelProto:
+    """3x3 Convs to 24, 40 and 12 channels (none dividing or divided by 16; 12 not by 8 either), pooled, then a
+    Dense over the 4x4 map of 12: every array layer but the first reads a map whose taps are padded."""
+    rng = np.random.default_rng(4)
+    inits = {"w1": rng.standard_normal((24, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((40, 24, 3, 3)).astype(np.float32) * 0.1,
+             "w3": rng.standard_normal((12, 40, 3, 3)).astype(np.float32) * 0.08,
+             "fc": rng.standard_normal((192, 10)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("MaxPool", ["r2"], ["p2"], name="pool2", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p2", "w3"], ["c3"], name="conv3", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c3"], ["r3"], name="relu3"),
+             helper.make_node("Flatten", ["r3"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 16, 16])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
-        "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3)}
+        "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
+        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model}
 
 
 def target_with(name: str = "systolic16x16", **changes):

@@ -9,7 +9,7 @@ from onnx import helper
 
 from hlsgen.errors import HlsgenError, MappingError
 from hlsgen.hw import map_model
-from hlsgen.hw.cycles import inference_cycles
+from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
 from hlsgen.hw.mapping import tensor_bytes
 from hlsgen.hw.target import Buffer
 from hlsgen.hw.tiling import ArrayWork, search_tiles
@@ -182,5 +182,29 @@ def test_windows_of_any_row_width_channel_count_and_kernel_map():
     mapping = map_model(graph, target_with(buffers__input__kib=512))
     wide, deep = mapping.layer("wide"), mapping.layer("deep")
     assert wide.tiles.work.reduction == 40 and wide.tiles.row_tiles == 3  # a 10x4 kernel: 40 lanes, 3 row tiles
-    assert wide.output_shape == (1, 300, 3, 100) and deep.tiles.work.reduction == 9 * 300
+    # 300 channels on 16 rows: each of the 9 taps spans 304 lanes (docs/program.md, reduction_channels)
+    assert wide.output_shape == (1, 300, 3, 100) and deep.tiles.work.reduction == 9 * 304
 
+
+def test_a_map_of_any_channel_count_pads_the_taps_that_read_it():
+    """24 channels, read by a 3x3 Conv on 16 rows: each tap spans C_pad = 32 reduction lanes (zero weights past
+    channel 23) so that lane r reads channels r (mod 16) of a map kept in 16 banks. The padded lanes cost
+    cycles by the formula; the MACs are the layer's own. The input image (G = 1) is read unpadded."""
+    mapping = map_model(integer_graph("odd_channels_3x3"), target_with())
+    conv1, conv2 = mapping.layer("conv1"), mapping.layer("conv2")
+    assert (conv1.tiles.work.channels, conv1.tiles.work.reduction_channels, conv1.tiles.work.reduction) == (3, 3, 27)
+    work = conv2.tiles.work
+    assert (work.channels, work.reduction_channels, work.reduction) == (24, 32, 9 * 32)
+    assert conv2.tiles.row_tiles == 18 and conv2.macs == 9 * 24 * 8 * 64
+    assert conv2.cycles == weight_stationary_cycles(16, 16, 1, 18, 1, conv2.tiles.tile_pixels())
+    assert mapping.placement("r1").banks == 16 and mapping.placement("x").banks == 1
+    row = conv2.to_json(16)["tiles"]
+    assert (row["channels"], row["reduction_channels"], row["reduction"]) == (24, 32, 288)
+
+
+def test_a_dense_reading_several_pixels_pads_each_pixel():
+    """A Dense over a flattened 4x4 map of 12 channels on 8 rows: each pixel spans 16 lanes."""
+    mapping = map_model(integer_graph("odd_dense"), target_with("systolic8x8"))
+    work = next(layer for layer in mapping.layers if layer.op == "QDense").tiles.work
+    assert (work.channels, work.reduction_channels, work.reduction) == (12, 16, 16 * 16)
+    assert work.macs == 12 * 16 * 10

@@ -14,7 +14,8 @@ from tests.hw.models import DIGITS, ROOT, integer_graph, target_with
 CALIB = str(ROOT / "examples" / "digits" / "calib.npz")
 
 
-@pytest.mark.parametrize("model", ["digits", "mnist-8", "residual", "mobilenet", "vector_ops"])
+@pytest.mark.parametrize("model", ["digits", "mnist-8", "residual", "mobilenet", "vector_ops", "odd_channels_3x3",
+                                   "odd_dense"])
 def test_the_program_reads_back_equal(tmp_path, model):
     graph, target = integer_graph(model), target_with()
     mapping = map_model(graph, target)

@@ -9,6 +9,7 @@ from hlsgen.hw import load_target
 from hlsgen.passes import optimize
 from hlsgen.quant import BitConfig, quantize
 from hlsgen.rtl.program import ARRAY
+from hlsgen.rtl.words import tap_word
 from tests.rtl.program_of import rtl_program
 from tests.hw.models import DIGITS, integer_graph, target_with
 
@@ -43,26 +44,39 @@ def test_a_qadd_reads_its_inputs_from_both_planes(program):
 
 
 def test_every_array_lane_reads_its_own_bank(program):
-    """Lane r of a row tile reads input channel k mod C_in (k = t * R + r), which the input keeps in the
-    banks j = channel (mod G): bank r must be one of them, so the R reads of a cycle never collide. (Lanes
-    past the reduction, k >= taps * C_in, read nothing.)"""
+    """Lane r of a row tile reads input channel c of k = tap * C_pad + c (k = t * R + r, C_pad the row's
+    reduction_channels), which the input keeps in the banks j = channel (mod G): bank r must be one of them,
+    so the R reads of a cycle never collide. (Padded lanes, c >= C_in, and lanes past the reduction read
+    nothing.)"""
     R = program.rows
     for layer in program.layers:
         if layer.kind != ARRAY or layer.fields["dw"]:
             continue
         x = program.maps[layer.inputs[0]]
-        w = program.graph.constants[layer.node.inputs[1]]
-        reduction = w[0].size if layer.node.op == "QConv" else w.shape[0]
-        assert all((k % x.channels) % x.banks == (k % R) % x.banks for k in range(reduction)), layer.name
+        c_pad = layer.row.tiles.work.reduction_channels
+        channels = [k % c_pad for k in range(layer.row.tiles.work.reduction)]
+        assert all(c % x.banks == (k % R) % x.banks for k, c in enumerate(channels) if c < x.channels), layer.name
 
 
-def test_a_map_read_one_tap_at_a_time_takes_any_channel_count():
-    """24 channels on 16 rows: a 1x1 Conv (like a Dense on a 1x1 map) reads lane r's channels r (mod 16), so
-    the map keeps R banks; a 3x3 Conv's lanes wrap past channel 23 onto other banks, which is refused."""
+def test_a_map_of_any_channel_count_keeps_r_banks():
+    """24 channels on 16 rows: a 1x1 Conv (like a Dense on a 1x1 map) reads lane r's channels r (mod 16)
+    unpadded; a 3x3 Conv's taps are padded to 32 lanes each (the program's reduction_channels), so they too
+    read channels r (mod 16), and padded lanes read nothing and hold zero weights."""
     program = rtl_program(integer_graph("odd_channels_1x1"), load_target("systolic16x16"))
     assert program.maps["r1"].channels == 24 and program.maps["r1"].banks == 16
-    with pytest.raises(MappingError, match="'r1' has 24 channels.*reads several taps of it"):
-        rtl_program(integer_graph("odd_channels_3x3"), load_target("systolic16x16"))
+    assert next(layer for layer in program.layers if layer.name == "conv2").row.tiles.work.reduction_channels == 24
+    program = rtl_program(integer_graph("odd_channels_3x3"), load_target("systolic16x16"))
+    assert program.maps["r1"].banks == 16
+    conv2 = next(layer for layer in program.layers if layer.name == "conv2")
+    assert conv2.row.tiles.work.reduction == 9 * 32 and conv2.fields["tr"] == 18
+    word = tap_word(program.widths["ADDR_W"])
+    for t in range(conv2.fields["tr"]):
+        taps = program.taps[conv2.fields["tap_base"] + t]
+        for r in range(16):
+            padded = (t * 16 + r) % 32 >= 24
+            assert (taps >> (r * word.width + word["valid"].offset) & 1) == (not padded)
+            if padded:
+                assert rom_row(program, conv2, t * 16 + r) == [0] * 16
 
 
 def rom_row(program, layer, index: int) -> list[int]:

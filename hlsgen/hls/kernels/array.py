@@ -45,7 +45,7 @@ def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
     graph, names = ctx.graph, ctx.names
     x, y = layer.inputs[0], layer.output
     qx, rq, tiles = ctx.quant(x), node.attrs.requant, layer.tiles
-    work = tiles.work
+    work = tiles.work.unpadded()  # the nest's: this design's windows come from its own line buffers
     m = graph.shape(y)[1]
     rom = rom_layout(node, ctx.constant(node, 1), work.depthwise)
     if rom.shape != nest.buffer("weights").shape:

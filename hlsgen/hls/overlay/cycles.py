@@ -24,23 +24,21 @@ def inference_cycles(program: OverlayProgram, rows: int) -> int:
 
 def _array(f: dict, rows: int) -> int:
     cycles = rows  # the first tile's weights
-    tiles = [(s, ct, t) for s in range(f["ts"]) for ct in range(f["tc"]) for t in range(f["tr"])]
-    for i, (s, ct, t) in enumerate(tiles):
+    tiles = [s for s in range(f["ts"]) for _ in range(f["tc"] * f["tr"])]  # each tile's spatial tile
+    for i, s in enumerate(tiles):
         pixels = min(f["pt"], f["pixels"] - s * f["pt"])
         cycles += pixels if i == len(tiles) - 1 else max(pixels, rows)  # the next weights load meanwhile
-        if t == f["tr"] - 1 and f["o_rounds"] > 1:
-            cycles += pixels * f["o_rounds"]
     return cycles
 
 
 def _vector(f: dict, program: OverlayProgram) -> int:
     op = f["op"]
     if op in (OP_GAVG, OP_GMAX):
-        return f["passes"] * (f["pixels"] + f["o_rounds"])
+        return f["passes"] * (f["pixels"] + 1)
     if op in (OP_MAXPOOL, OP_AVGPOOL):
         return f["passes"] * f["pixels"] * f["kh"] * f["kw"]
     if op == OP_COPY:
         segments = program.segments[f["seg_base"]:f["seg_base"] + f["seg_count"]]
         fill = f["o_channels"] * f["o_h"] * f["o_w"] if f["fill"] else 0
         return fill + sum(s[3] * s[4] * s[5] for s in segments)
-    return f["passes"] * f["pixels"] * f["o_rounds"]
+    return f["passes"] * f["pixels"]

@@ -143,7 +143,7 @@ def _config(mapping, program: OverlayProgram) -> dict:
             "max_column_tiles": max([1] + [f["tc"] for f in fields]),
             "max_row_tiles": max([1] + [f["tr"] for f in fields]),
             "max_passes": max([1] + [f["passes"] for f in fields]),
-            "max_pixels": max([1] + [f["pixels"] * max(f["kh"] * f["kw"], 1) * f["o_rounds"] for f in fields]),
+            "max_pixels": max([1] + [f["pixels"] * max(f["kh"] * f["kw"], 1) for f in fields]),
             "max_port": max([1] + ports),
             "max_copy": max([1] + [s[3] * s[4] * s[5] for s in program.segments]
                             + [f["o_channels"] * f["o_h"] * f["o_w"] for f in fields if f["fill"]])}

@@ -1,10 +1,10 @@
 """The overlay's program table and ROM contents, read off the layer program (hlsgen.hw.Mapping).
 
-Nothing here decides a schedule: units, tiles, MaxPool fusion, feature-map placement and weight widths
-all come from the mapping. This module only spells them as the C++ rows and ROMs the hand-written units
-(templates/hls/overlay/units.h.j2) walk, in the RTL's order: array rows reduce over k = tap * C_in + c_in
-(input channel fastest; depthwise: k = tap, a channel per column), tiles go spatial > column > row, and
-lane r of the array reads bank r of the activation memory.
+Nothing here decides a schedule: units, tiles, MaxPool fusion, feature-map placement and weight widths all
+come from the mapping. This module only spells them as the C++ rows and ROMs the hand-written units
+(templates/hls/overlay/units.h.j2) walk, in the RTL's order: array rows reduce over k = tap * C_pad + c_in
+(input channel fastest, C_pad the row's `reduction_channels`; depthwise: k = tap, a channel per column),
+tiles go spatial > column > row, and lane r of the array reads bank r of the activation memory.
 """
 from __future__ import annotations
 
@@ -48,7 +48,6 @@ ROW_FIELDS = (
     ("lo", "saturation low"), ("hi", "saturation high"),
     ("o_plane", "written map: plane"), ("o_base", "base address"), ("o_lg", "log2 of its banks"),
     ("o_h", "height"), ("o_w", "width"), ("o_channels", "channels"),
-    ("o_rounds", "writes per pixel: C for a map kept whole in every bank (G = 1), else 1"),
     ("o_dw", "also written to the depthwise window copies"), ("o_dw_base", "its copy address"),
     ("pool", "a MaxPool runs in the writer"), ("pool_kh", "its window (= stride)"), ("pool_kw", "its window"),
     ("seg_base", "copy: first segment"), ("seg_count", "copy: segments"),
@@ -169,7 +168,7 @@ class _Builder:
         out = self.mapping.placement(layer.output)
         kh, kw = layer.pool or (1, 1)
         f.update(o_plane=out.plane, o_base=out.base, o_lg=out.lg, o_h=out.height, o_w=out.width,
-                 o_channels=out.channels, o_rounds=self.C if out.conflicts else 1, o_dw=int(out.dw_read),
+                 o_channels=out.channels, o_dw=int(out.dw_read),
                  o_dw_base=out.dw_base, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
         return f
 
@@ -187,19 +186,21 @@ class _Builder:
         x = self._input(f, layer.inputs[0])
         w = self.graph.constants[node.inputs[1]].astype(np.int64)
         depthwise = layer.kind == "depthwise"
+        c_pad = layer.tiles.work.reduction_channels  # lanes per tap, the program's; zero weights past C_in
         if layer.kind == "grouped_conv":
             raise UnsupportedModelError("grouped convolutions other than depthwise do not run on the overlay's array")
         if node.op == "QConv":
             kernel, strides, dil, pads = _geometry(node.attrs.conv)
             out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
             w4 = w if w.ndim == 4 else w[:, :, None, :]
-            matrix = w4.transpose(2, 3, 1, 0).reshape(-1, out_c)  # k = (ky * kw + kx) * C_in + c_in
-        else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C + c
+            matrix = w4.transpose(2, 3, 1, 0)  # k = (ky * kw + kx) * C_pad + c_in
+        else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C_pad + c
             kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
             out_c, out_h, out_w = int(w.shape[1]), 1, 1
-            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3).reshape(-1, out_c)
+            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3)
+        matrix = np.pad(matrix, ((0, 0), (0, 0), (0, c_pad - matrix.shape[2]), (0, 0))).reshape(-1, out_c)
         taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
-                for ci in range(1 if depthwise else x.channels)]
+                for ci in range(c_pad)]
         tiles = layer.tiles
         if tiles.row_tile != min(len(taps), R) or tiles.col_tile != min(out_c, C):
             raise MappingError(f"the overlay runs full array tiles ({R} lanes, {C} columns), not the program's "
@@ -215,7 +216,7 @@ class _Builder:
             lanes = []
             for r in range(R):
                 k = t * R + r
-                if k >= len(taps):
+                if k >= len(taps) or (not depthwise and taps[k][2] >= x.channels):  # a padded lane reads nothing
                     lanes.append((0, 0, 0, 0))
                     continue
                 dy, dx, ci = taps[k]
@@ -276,8 +277,6 @@ class _Builder:
             self._copy(f, node)
         else:
             raise UnsupportedModelError(f"{node.op} has no overlay unit")
-        if f["o_rounds"] != 1 and f["op"] not in (OP_ADD, OP_REQ, OP_LUT, OP_RESIZE, OP_COPY):
-            raise MappingError("a pooled map kept whole in every bank (G = 1) is not written by the vector unit")
         return f
 
     def _window_pool(self, f: dict, node: Node, x) -> None:
