@@ -37,6 +37,7 @@ bench: install-test
 	$(BIN)/python bench/rtl.py
 	$(BIN)/python bench/calibration_memory.py
 	$(BIN)/python bench/one_machine.py
+	$(BIN)/python bench/architectures.py
 
 train-example: $(BIN)/python
 	$(BIN)/pip install -q ".[train]"
