@@ -10,6 +10,7 @@ from onnx import numpy_helper, shape_inference
 
 import hlsgen
 from hlsgen import architectures, zoo
+from hlsgen.cli import main
 from hlsgen.frontend import import_model
 from hlsgen.quant import BitConfig, quantize
 from hlsgen.quant.report import quality
@@ -210,3 +211,16 @@ def test_mfcc_like_features():
     energy = c[:, :, 0]
     assert (energy.max(axis=1) - energy.min(axis=1)).mean() > 15  # a word stands out of the quiet frames
     assert np.corrcoef(c[:, :-1].ravel(), c[:, 1:].ravel())[0, 1] > 0.5  # consecutive frames alike
+
+
+@pytest.mark.parametrize("name, keras_params", [("resnet8", "78,666"), ("ds_cnn", "24,908")])
+def test_hlsgen_inspect_counts_keras_params_then_the_fused_layers(name, keras_params, tmp_path, capsys):
+    # Before optimization inspect counts every initializer, BatchNormalization's moving statistics too:
+    # the "Total params" Keras's model.summary() gives for the MLPerf Tiny reference definitions.
+    path = tmp_path / f"{name}.onnx"
+    onnx.save_model(built(name), str(path))
+    assert main(["inspect", str(path)]) == 0
+    out = capsys.readouterr().out
+    fused = sum(FUSED[name][0].values())
+    assert f"total: {len(built(name).graph.node)} nodes" in out and keras_params in out
+    assert f"total: {fused} nodes" in out and f"{SIZES[name][2]:,}" in out
