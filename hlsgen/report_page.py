@@ -34,7 +34,7 @@ def page_context(out: Path) -> dict:
         return tuple(str(v) if v else "-" for v in (b.get("weights"), b.get("input"), b.get("output")))
 
     simulated = any("cycles_rtl" in layer for layer in layers)
-    columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "model cycles",
+    columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "DRAM bytes", "model cycles",
                "RTL cycles", "PE utilization (RTL)" if simulated else "PE utilization (model)"]
     rows = []
     for layer in layers:
@@ -43,7 +43,9 @@ def page_context(out: Path) -> dict:
         rtl_text = "-" if rtl is None else f"{rtl:,}"
         rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
                      "x".join(map(str, layer.get("output_shape", []))), f"{w}/{a_in}/{a_out}",
-                     _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}", f"{layer['cycles']:,}",
+                     _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}",
+                     f"{layer.get('dram_bytes', 0):,}" + (" (memory-bound)" if layer.get("memory_bound") else ""),
+                     f"{layer['cycles']:,}",
                      rtl_text, f"{layer['utilization']:.1%}" if layer["macs"] else "-"])
     names = [layer["name"] for layer in layers]
     charts = []

@@ -53,6 +53,18 @@ class BufferUse:
 
 
 @dataclass(frozen=True)
+class Transfer:
+    """Bytes a row moves through the external memory port."""
+
+    what: str  # weights (feature maps in external memory come next)
+    direction: str  # read | write
+    bytes: int
+
+    def to_json(self) -> dict:
+        return {"what": self.what, "direction": self.direction, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
 class LayerMap:
     name: str
     op: str
@@ -74,6 +86,11 @@ class LayerMap:
     nodes: tuple[str, ...] = ()  # graph nodes the row implements: the main node, then a fused MaxPool
     pool: tuple[int, int] | None = None  # the fused MaxPool's window (= stride; no padding, floor mode)
     acc_bits: int = 0  # accumulator width of an array row, as quantization chose it
+    transfers: tuple[Transfer, ...] = ()  # through the external memory port
+
+    @property
+    def dram_bytes(self) -> int:
+        return sum(t.bytes for t in self.transfers)
 
     @property
     def weight_bits(self) -> int:
@@ -90,7 +107,7 @@ class LayerMap:
                "bits": dict(zip(("input", "output", "weights"), self.bits)), "accumulator_bits": self.acc_bits or None,
                "weight_bytes": self.weight_bytes, "macs": self.macs, "cycles": self.cycles,
                "buffers": {b.name: [b.used, b.capacity] for b in self.buffers},
-               "live": list(self.live), "transfers": []}
+               "live": list(self.live), "transfers": [t.to_json() for t in self.transfers]}
         return row
 
 
@@ -104,6 +121,7 @@ class Mapping:
     resources: dict = field(default_factory=dict)
     fit: dict = field(default_factory=dict)
     memory: Memory | None = None  # where every feature map lives
+    weights_external: bool = False  # the weights exceed the weight memory: they stream from external memory
 
     def placement(self, tensor: str):
         return self.memory.placement(tensor)
@@ -115,6 +133,7 @@ class Mapping:
                 "target": {"name": t.name, "rows": t.array.rows, "cols": t.array.cols, "dataflow": t.array.dataflow},
                 "rows": [layer.to_json(t.array.rows) for layer in self.layers],
                 "memory": self.memory.to_json() if self.memory else None,
+                "residency": {"weights": "external" if self.weights_external else "on_chip", "feature_maps": "on_chip"},
                 "cycles": {"input": self.input_elements, "layers": sum(r.cycles for r in self.layers),
                            "output": self.output_elements, "total": self.cycles},
                 "resources": self.resources, "fit": self.fit}
@@ -144,7 +163,7 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program)."""
     rows = _rows(graph, fuse_pools)
     live = _liveness(graph, rows)
-    layers, weight_total = [], 0
+    layers, weight_total, overflow = [], 0, None
     for (node, pool), (live_bytes, live_names) in zip(rows, live):
         mapper = _Layer(graph, node, target)
         if live_bytes > target.buffers.input.bytes:
@@ -154,10 +173,15 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
         if pool is not None:
             layer = _fused(graph, layer, pool)
         weight_total += layer.weight_bytes
-        if weight_total > target.buffers.weight.bytes:
-            mapper.fail(f"the weights up to this layer need {weight_total:,} bytes, more than the weight memory "
-                        f"(buffers.weight = {target.buffers.weight.kib} KiB)")
+        if overflow is None and weight_total > target.buffers.weight.bytes:
+            overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
+    if overflow is not None:  # the weights live in external memory, streamed a tile at a time
+        mapper, total = overflow
+        if target.external_memory is None:
+            mapper.fail(f"the weights up to this layer need {total:,} bytes, more than the weight memory "
+                        f"(buffers.weight = {target.buffers.weight.kib} KiB), and the target has no external_memory")
+        layers = [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in layers]
     used = estimate(target)
     budget = fit(target, used)
     if not budget["ok"]:
@@ -167,7 +191,20 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
     memory = place_maps(graph, layers, target.array.rows)
     return Mapping(target, graph.name, tuple(layers), elements(graph.inputs), elements(graph.outputs), used, budget,
-                   memory)
+                   memory, overflow is not None)
+
+
+def _external_weights(layer: LayerMap, target: Target) -> LayerMap:
+    """An array row whose weights stream from external memory: the weight memory double-buffers one tile
+    (R x C weights at the row's width) while the previous one computes; a tile that arrives slower than
+    its predecessor streams stalls the array (ArrayTiles.weight_load)."""
+    memory, R, C = target.external_memory, target.array.rows, target.array.cols
+    tile_bytes = math.ceil(R * C * layer.weight_bits / 8)
+    tiles = replace(layer.tiles, weight_load=memory.transfer_cycles(tile_bytes), weight_latency=memory.read_latency)
+    loads = tiles.work.groups * tiles.spatial_tiles * tiles.col_tiles * tiles.row_tiles
+    buffers = tuple(BufferUse("weight", 2 * tile_bytes, b.capacity) if b.name == "weight" else b for b in layer.buffers)
+    return replace(layer, tiles=tiles, cycles=tiles.cycles(R, C), buffers=buffers,
+                   transfers=(Transfer("weights", "read", loads * tile_bytes),))
 
 
 def fusable_pool(graph: Graph, node: Node, producer: Node | None) -> str | None:

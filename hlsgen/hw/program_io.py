@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import PathError
 from ..ir import Graph
-from .mapping import PROGRAM_SCHEMA, BufferUse, LayerMap, Mapping, VectorTiles
+from .mapping import PROGRAM_SCHEMA, BufferUse, LayerMap, Mapping, Transfer, VectorTiles
 from .placement import MapPlacement, Memory
 from .target import Target
 from .tiling import ArrayTiles, ArrayWork
@@ -33,7 +33,7 @@ def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
     memory = Memory(maps, dict(m["aliases"]), tuple(m["plane_depth"]), m["depthwise_depth"], m["depthwise_copies"])
     cycles = data["cycles"]
     return Mapping(target, data["model"], layers, cycles["input"], cycles["output"], data["resources"], data["fit"],
-                   memory)
+                   memory, data["residency"]["weights"] == "external")
 
 
 def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
@@ -41,7 +41,8 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
     if row["unit"] == "systolic_array":
         work = ArrayWork(t["groups"], t["reduction"], t["out_channels"], t["pixels"], t["depthwise"], t["channels"],
                          t["reduction_channels"])
-        tiles = ArrayTiles(work, target.array.dataflow, t["row_tile"], t["col_tile"], t["spatial_tile"])
+        tiles = ArrayTiles(work, target.array.dataflow, t["row_tile"], t["col_tile"], t["spatial_tile"],
+                           t["weight_load"], t["weight_latency"])
     elif t:
         tiles = VectorTiles(t["lanes"], t["channels"], t["passes"], t["positions"])
     else:
@@ -53,7 +54,8 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
                     row["weight_bytes"], graph.nodes[row["nodes"][0]].attrs, tuple(row["live"]),
                     (bits["input"], bits["output"], bits["weights"]), tuple(tuple(s) for s in row["input_shapes"]),
                     tuple(row["nodes"]), tuple(row["fused_pool"]) if row["fused_pool"] else None,
-                    row["accumulator_bits"] or 0)
+                    row["accumulator_bits"] or 0,
+                    tuple(Transfer(t["what"], t["direction"], t["bytes"]) for t in row["transfers"]))
 
 
 def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:

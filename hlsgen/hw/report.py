@@ -30,6 +30,8 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
             "utilization": _round(utilization(layer.macs, layer.cycles, rows, cols)),
             "buffers": {b.name: b.to_json() for b in layer.buffers},
             "weight_bytes": layer.weight_bytes,
+            "dram_bytes": layer.dram_bytes,  # moved through the external memory port
+            "memory_bound": _memory_bound(layer, rows),
             "bits": dict(zip(("input", "output", "weights"), layer.bits)),  # weights 0: the layer has none
         })
     peak = max(mapping.layers, key=lambda layer: layer.buffers[0].used, default=None)
@@ -44,6 +46,8 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "inferences_per_s": _round(t.clock_mhz * 1e6 / mapping.cycles) if mapping.cycles else 0.0,
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
         "weight_storage": _weight_storage(mapping),
+        "dram_bytes": sum(layer.dram_bytes for layer in mapping.layers),
+        "residency": {"weights": "external" if mapping.weights_external else "on_chip", "feature_maps": "on_chip"},
         "peak_activation_bytes": peak.buffers[0].used if peak else 0,
         "peak_activation_layer": peak.name if peak else None,
         "resources": dict(mapping.resources), "bram_18k_by_memory": bram_blocks(t),
@@ -55,6 +59,12 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
                           "sequenced by the layer program (program.json); `layers` and `total` describe it"}
     return {"schema": SCHEMA, "model": mapping.graph_name, "target": target, "designs": described | (designs or {}),
             "layers": layers, "total": total}
+
+
+def _memory_bound(layer, rows: int) -> bool:
+    """A tile waits for its weights from external memory longer than the on-chip load would take it."""
+    load = getattr(layer.tiles, "weight_load", None)
+    return load is not None and not layer.tiles.load_hidden(rows) and load > rows
 
 
 def _weight_storage(mapping: Mapping) -> dict:

@@ -45,6 +45,18 @@ class Buffers:
 
 
 @dataclass(frozen=True)
+class ExternalMemory:
+    """DRAM behind one AXI4 master port: what the mapping puts there when it does not fit on chip."""
+
+    data_bits: int  # AXI4 data width
+    bytes_per_cycle: float  # sustained, at the accelerator's clock
+    read_latency: int  # cycles from a read request to its first beat
+
+    def transfer_cycles(self, nbytes: int) -> int:
+        return -(-nbytes * 1000 // round(self.bytes_per_cycle * 1000))
+
+
+@dataclass(frozen=True)
 class Device:
     part: str
     dsp: int
@@ -62,6 +74,7 @@ class Target:
     buffers: Buffers
     clock_mhz: float
     device: Device
+    external_memory: ExternalMemory | None = None  # None: everything must fit on chip
 
     def __post_init__(self):
         _check(self.array.dataflow in DATAFLOWS, f"array.dataflow must be one of {DATAFLOWS}")
@@ -75,6 +88,13 @@ class Target:
         for name in ("input", "weight", "accumulator"):
             buffer = getattr(self.buffers, name)
             _check(buffer.kib > 0 and buffer.banks > 0, f"buffers.{name} needs positive kib and banks")
+        memory = self.external_memory
+        if memory is not None:
+            _check(memory.data_bits in (32, 64, 128, 256, 512, 1024), "external_memory.data_bits must be an AXI4 "
+                   "data width (32 to 1024, a power of two)")
+            _check(0 < memory.bytes_per_cycle <= memory.data_bits / 8,
+                   "external_memory.bytes_per_cycle must be positive and at most data_bits / 8")
+            _check(memory.read_latency >= 0, "external_memory.read_latency must not be negative")
 
 
 # Keys older target files may hold that no longer describe the machine: `line_buffer` sized a row buffer
@@ -112,7 +132,7 @@ def _build(cls: type, data: Any, where: str):
 
 _NESTED = {
     (Target, "array"): ArrayShape, (Target, "widths"): Widths, (Target, "buffers"): Buffers,
-    (Target, "device"): Device,
+    (Target, "device"): Device, (Target, "external_memory"): ExternalMemory,
     (Buffers, "input"): Buffer, (Buffers, "weight"): Buffer, (Buffers, "accumulator"): Buffer,
 }
 

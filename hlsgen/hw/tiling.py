@@ -49,6 +49,8 @@ class ArrayTiles:
     row_tile: int  # reduction lanes per row tile (weight-stationary), or the whole reduction (output-stationary)
     col_tile: int  # output channels per column tile
     spatial_tile: int  # pixels per spatial tile (output-stationary: R, one pixel per PE row)
+    weight_load: int | None = None  # cycles one weight tile takes from external memory (None: on chip, R)
+    weight_latency: int = 0  # the external memory's read latency, paid by the first tile
 
     @property
     def row_tiles(self) -> int:
@@ -69,15 +71,16 @@ class ArrayTiles:
         w = self.work
         if self.dataflow == "output_stationary":
             return output_stationary_cycles(rows, cols, w.groups, w.reduction, w.pixels, self.col_tiles)
-        return weight_stationary_cycles(rows, cols, w.groups, self.row_tiles, self.col_tiles, self.tile_pixels())
+        return weight_stationary_cycles(rows, cols, w.groups, self.row_tiles, self.col_tiles, self.tile_pixels(),
+                                        self.weight_load, self.weight_latency)
 
     def load_hidden(self, rows: int) -> bool:
         """Double buffering hides the reloads: weight-stationary shadow weights load (R cycles) while a
         spatial tile of >= R pixels streams; output-stationary shadow results drain (R cycles) while a
-        reduction of >= R steps streams."""
+        reduction of >= R steps streams. Weights from external memory: a tile of at least the load's cycles."""
         if self.dataflow == "output_stationary":
             return self.work.reduction >= rows
-        return min(self.tile_pixels()) >= rows
+        return min(self.tile_pixels()) >= max(rows, self.weight_load or 0)
 
     def to_json(self, rows: int) -> dict:
         return {
@@ -86,6 +89,7 @@ class ArrayTiles:
             "channels": self.work.channels, "reduction_channels": self.work.reduction_channels,
             "row_tile": self.row_tile, "col_tile": self.col_tile, "spatial_tile": self.spatial_tile,
             "row_tiles": self.row_tiles, "col_tiles": self.col_tiles, "spatial_tiles": self.spatial_tiles,
+            "weight_load": self.weight_load, "weight_latency": self.weight_latency,
             "double_buffered": "weights" if self.dataflow == "weight_stationary" else "results",
             "load_hidden": self.load_hidden(rows),
         }

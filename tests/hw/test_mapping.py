@@ -11,6 +11,7 @@ from hlsgen.errors import HlsgenError, MappingError
 from hlsgen.hw import map_model
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
 from hlsgen.hw.mapping import tensor_bytes
+from hlsgen.hw.report import report_json
 from hlsgen.hw.target import Buffer
 from hlsgen.hw.tiling import ArrayWork, search_tiles
 from hlsgen.loopir import checked_nests
@@ -128,7 +129,8 @@ def _reject(graph_name, fragment_list, **changes):
 
 @pytest.mark.parametrize("changes, fragments", [
     ({"buffers__input": Buffer(1, 16)}, ["layer 'conv1' (Conv)", "activation memory (buffers.input = 1 KiB)"]),
-    ({"buffers__weight": Buffer(16, 16)}, ["layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB)"]),
+    ({"buffers__weight": Buffer(16, 16), "external_memory": None},
+     ["layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB), and the target has no external_memory"]),
     ({"widths__operand_bits": 6, "widths__accumulator_bits": 32}, ["layer 'conv1'", "widths.operand_bits = 6"]),
     ({"widths__accumulator_bits": 17}, ["accumulator", "widths.accumulator_bits = 17"]),
     ({"buffers__accumulator": Buffer(1, 16), "array__cols": 512, "array__rows": 1},
@@ -184,6 +186,31 @@ def test_windows_of_any_row_width_channel_count_and_kernel_map():
     assert wide.tiles.work.reduction == 40 and wide.tiles.row_tiles == 3  # a 10x4 kernel: 40 lanes, 3 row tiles
     # 300 channels on 16 rows: each of the 9 taps spans 304 lanes (docs/program.md, reduction_channels)
     assert wide.output_shape == (1, 300, 3, 100) and deep.tiles.work.reduction == 9 * 304
+
+
+def test_weights_that_do_not_fit_stream_from_external_memory():
+    """16 KiB of weight memory cannot hold the example's 38 KB: the program puts the weights in DRAM,
+    double-buffers one R x C tile on chip, and charges each tile's transfer at the port's rate."""
+    graph = integer_graph("digits")
+    on_chip = map_model(graph, target_with())
+    target = target_with(buffers__weight=Buffer(16, 16))
+    mapping = map_model(graph, target)
+    assert mapping.weights_external and not on_chip.weights_external
+    memory = target.external_memory
+    fc1 = mapping.layer("fc1")  # 32 row tiles x 4 column tiles of 16 x 16 8-bit weights, one pixel each
+    load = math.ceil(256 / memory.bytes_per_cycle)
+    assert fc1.tiles.weight_load == load and fc1.tiles.weight_latency == memory.read_latency
+    assert fc1.transfers[0].bytes == 128 * 256 and fc1.dram_bytes == 128 * 256
+    assert fc1.cycles == load + memory.read_latency + 127 * max(1, load) + 1 + 31 + 10
+    assert fc1.cycles > on_chip.layer("fc1").cycles  # 22 cycles per tile instead of 16: memory-bound
+    assert {b.name: b.used for b in fc1.buffers}["weight"] == 2 * 256
+    report = report_json(mapping)
+    assert report["total"]["dram_bytes"] == sum(layer.dram_bytes for layer in mapping.layers) > 0
+    assert report["total"]["residency"]["weights"] == "external"
+    assert {layer["name"] for layer in report["layers"] if layer["memory_bound"]} == {"fc1", "fc2"}
+    conv1 = mapping.layer("conv1+pool1")  # 256 pixels per tile hide the 22-cycle loads
+    assert conv1.cycles == on_chip.layer("conv1+pool1").cycles + memory.read_latency + load - 16
+
 
 
 def test_a_map_of_any_channel_count_pads_the_taps_that_read_it():

@@ -8,6 +8,7 @@ import pytest
 from hlsgen.cli import main
 from hlsgen.hw import map_model
 from hlsgen.hw.program_io import PROGRAM_FILE, read_program, write_program
+from hlsgen.hw.target import Buffer
 from tests.cli.test_errors import assert_one_line_error, run_cli
 from tests.hw.models import DIGITS, ROOT, integer_graph, target_with
 
@@ -26,6 +27,16 @@ def test_the_program_reads_back_equal(tmp_path, model):
     assert again.cycles == mapping.cycles
     data = json.loads((tmp_path / PROGRAM_FILE).read_text())
     assert [row["name"] for row in data["rows"]] == [layer.name for layer in mapping.layers]
+
+
+def test_a_program_with_external_weights_reads_back_equal(tmp_path):
+    graph, target = integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16))
+    mapping = map_model(graph, target)
+    write_program(mapping, tmp_path)
+    assert read_program(tmp_path, graph, target) == mapping and mapping.weights_external
+    data = json.loads((tmp_path / PROGRAM_FILE).read_text())
+    assert data["residency"] == {"weights": "external", "feature_maps": "on_chip"}
+    assert data["rows"][2]["transfers"] == [{"what": "weights", "direction": "read", "bytes": 128 * 256}]
 
 
 def test_the_program_records_fusion_placement_and_widths(tmp_path):

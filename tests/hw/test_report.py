@@ -93,10 +93,12 @@ def test_output_stationary_target_builds(tmp_path):
 def test_a_layer_that_does_not_fit_stops_the_build(tmp_path, capsys):
     data = yaml.safe_load(builtin_targets()["systolic16x16"].read_text())
     data["buffers"]["weight"]["kib"] = 16
+    del data["external_memory"]  # nowhere else to keep the weights
     target = tmp_path / "small.yaml"
     target.write_text(yaml.safe_dump(data))
     out = tmp_path / "o"
     code, _, err = run_cli(capsys, "build", str(DIGITS), "--calib", CALIB, "-o", str(out), "--target", str(target), "-q")
     assert code == 3
-    assert_one_line_error(err, "layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB)")
+    assert_one_line_error(err, "layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB), and the target has "
+                               "no external_memory")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["small.yaml"]  # no OUT, no temporary folder
