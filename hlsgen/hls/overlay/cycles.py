@@ -6,29 +6,51 @@ from __future__ import annotations
 from .program import OP_COPY, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, ARRAY, ROW_FIELDS, OverlayProgram
 
 
-def row_cycles(program: OverlayProgram, rows: int) -> list[int]:
-    """Per program row, the iterations of its pipelined loops (R = `rows` array rows)."""
+def row_cycles(program: OverlayProgram, rows: int, external: bool = False) -> list[int]:
+    """Per program row, the iterations of its pipelined loops (R = `rows` array rows; `external`: the
+    weights come from external memory, a 64-bit word a cycle)."""
     names = [n for n, _ in ROW_FIELDS]
     result = []
     for row in program.rows:
         f = dict(zip(names, row.values))
-        result.append(_array(f, rows) if f["unit"] == ARRAY else _vector(f, program))
+        result.append(_array(f, rows, external) if f["unit"] == ARRAY else _vector(f, program))
     return result
 
 
-def inference_cycles(program: OverlayProgram, rows: int) -> int:
+def inference_cycles(program: OverlayProgram, rows: int, external: bool = False) -> int:
     """Stream the inputs in, run every row, stream the outputs out."""
     ports = sum(p.count for p in (*program.inputs, *program.outputs))
-    return ports + sum(row_cycles(program, rows))
+    return ports + sum(row_cycles(program, rows, external))
 
 
-def _array(f: dict, rows: int) -> int:
-    cycles = rows  # the first tile's weights
+def fetched_words(program: OverlayProgram, rows: int) -> int:
+    """64-bit words the array unit reads from external memory per inference (weights there)."""
+    names = [n for n, _ in ROW_FIELDS]
+    fields = [dict(zip(names, row.values)) for row in program.rows]
+    return sum(sum(_fetches(f, rows)) for f in fields if f["unit"] == ARRAY)
+
+
+def _array(f: dict, rows: int, external: bool = False) -> int:
+    fetches = _fetches(f, rows) if external else []
+    cycles = rows + sum(fetches[:2])  # the first tile's weights (from external memory: the first two tiles first)
     tiles = [s for s in range(f["ts"]) for _ in range(f["tc"] * f["tr"])]  # each tile's spatial tile
     for i, s in enumerate(tiles):
         pixels = min(f["pt"], f["pixels"] - s * f["pt"])
-        cycles += pixels if i == len(tiles) - 1 else max(pixels, rows)  # the next weights load meanwhile
+        steps = pixels if i == len(tiles) - 1 else max(pixels, rows)  # the next weights load meanwhile
+        cycles += max([steps] + fetches[2 + i:3 + i])  # and tile i + 2 arrives
     return cycles
+
+
+def _fetches(f: dict, rows: int) -> list[int]:
+    """Words of each weight tile fetch of an array row, in order: tiles 0 and 1 (of a row of one tile, 0
+    alone) before the first, then tile i + 2 while tile i computes (of two tiles or fewer, none)."""
+    per_tile = rows * rows * f["wbits"]  # the overlay's array is square
+
+    def words(k: int) -> int:
+        return ((f["w_bit"] + k * per_tile) % 64 + per_tile + 63) // 64
+
+    n = f["tc"] * f["tr"]
+    return [words(k) for k in range(min(n, 2))] + ([words(i % n) for i in range(2, f["ts"] * n)] if n > 2 else [])
 
 
 def _vector(f: dict, program: OverlayProgram) -> int:

@@ -17,13 +17,14 @@ from ..cnames import Names, tensor_type
 from ..layout import order_text
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
-from .cycles import inference_cycles, row_cycles
+from .cycles import fetched_words, inference_cycles, row_cycles
 from .partition_check import prove_folder
 from .program import PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
+WEIGHT_IMAGE = "weights.bin"  # the weights in external memory, as the host loads them
 WORDS_PER_LINE = 4
 REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
 LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
@@ -51,14 +52,17 @@ class OverlayDesign:
     dsp: int  # estimated DSP slices of the C++ design
     bram_18k: int  # estimated 18 Kib block RAMs
     weight_rom_bits: int  # the packed weights (each layer at its own width)
-    weight_rom_words: int  # 64-bit words Vitis stores (with the last word's padding and the spare words)
+    weight_rom_words: int  # 64-bit words of the ROM, or of weights.bin (with the last word's padding and the spare words)
     cycles: int  # per inference: the pipelined loops' trip counts (cycles.py)
     row_cycles: tuple[int, ...]  # per program row
+    weights: str = "rom"  # "rom", or "external": the words are WEIGHT_IMAGE, read through the m_axi port wmem
+    dram_bytes: int = 0  # read from external memory per inference
 
     def to_json(self) -> dict:
         return {"design": "overlay", "rows": self.rows, "macs_per_cycle": self.macs_per_cycle,
                 "dsp": self.dsp, "bram_18k": self.bram_18k, "weight_rom_bits": self.weight_rom_bits,
-                "weight_rom_words": self.weight_rom_words, "cycles": self.cycles}
+                "weight_rom_words": self.weight_rom_words, "cycles": self.cycles, "weights": self.weights,
+                "weight_bytes": 8 * self.weight_rom_words, "dram_bytes": self.dram_bytes}
 
 
 def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_inputs: dict[str, np.ndarray],
@@ -68,14 +72,19 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     testbench data."""
     target = mapping.target
     program = build_program(graph, mapping)
+    external = bool(getattr(mapping, "weights_external", False))
     names = Names()
     top = names.take(top)
     ports = [_port(graph, names, t, "input") for t in graph.inputs]
     ports += [_port(graph, names, t, "output") for t in graph.outputs]
-    config = _config(mapping, program)
+    config = _config(mapping, program, external)
+    R, C = target.array.rows, target.array.cols
+    dram_bytes = 8 * fetched_words(program, R) if external else 0
     out.mkdir(parents=True, exist_ok=True)
     (out / "portable").mkdir(exist_ok=True)
-    common = {"version": __version__, "top": top, "source": source, "target": target.name}
+    common = {"version": __version__, "top": top, "source": source, "target": target.name, "external": external}
+    image = {"weight_image": WEIGHT_IMAGE, "weight_words": len(program.weight_words),
+             "weight_bytes": 8 * len(program.weight_words), "dram_bytes": dram_bytes} if external else {}
     port_dicts = [vars(p) | {"place": q.place} for p, q in zip(ports, [*program.inputs, *program.outputs])]
     files = {
         "hlsgen_ops.h": render("hlsgen_ops.h.j2", **common),
@@ -83,13 +92,14 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
                                    place_fields=PLACE_FIELDS, segment_fields=SEGMENT_FIELDS),
         "overlay_units.h": render("overlay/units.h.j2", **common, c=config),
         f"{top}_program.h": render("overlay/program.h.j2", **common, p=program, row_fields=ROW_FIELDS,
-                                   place_fields=PLACE_FIELDS, ports=port_dicts, weight_lines=_hex_lines(program),
+                                   place_fields=PLACE_FIELDS, ports=port_dicts,
+                                   weight_lines=[] if external else _hex_lines(program),
                                    cols=target.array.cols, segment_fields=SEGMENT_FIELDS,
                                    names=[_c_string(r.name) for r in program.rows],
                                    tensors=[_c_string(r.output) for r in program.rows]),
         f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=port_dicts),
         f"{top}.cpp": render("overlay/top.cpp.j2", **common, ports=port_dicts,
-                             top_pragmas=top_pragmas(ports, program)),
+                             top_pragmas=top_pragmas(ports, program, target.external_memory if external else None)),
     }
     for name, text in files.items():
         (out / name).write_text(text)
@@ -98,26 +108,39 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         "overlay/testbench.cpp.j2", **common, ports=port_dicts,
         inputs_per_sample=sum(p.count for p in ports if p.direction == "input"),
         outputs_per_sample=sum(p.count for p in ports if p.direction == "output"),
-        input_file=INPUT_FILE, expected_file=EXPECTED_FILE))
+        input_file=INPUT_FILE, expected_file=EXPECTED_FILE, **image))
     tcl = dict(common, part=target.device.part, clock_mhz=f"{target.clock_mhz:g}",
-               period_ns=f"{1000.0 / target.clock_mhz:.3f}", input_file=INPUT_FILE, expected_file=EXPECTED_FILE)
+               period_ns=f"{1000.0 / target.clock_mhz:.3f}", input_file=INPUT_FILE, expected_file=EXPECTED_FILE,
+               **image)
     (out / "run_hls.tcl").write_text(render("run_hls.tcl.j2", **tcl))
     (out / "README.md").write_text(render("overlay/README.md.j2", **tcl, ports=port_dicts, samples=samples,
                                           rows=len(program.rows), c=config))
+    if external:  # little-endian 64-bit words, as the m_axi port reads them
+        (out / WEIGHT_IMAGE).write_bytes(np.array(program.weight_words, dtype="<u8").tobytes())
     shutil.copyfile(INCLUDE_DIR / "hlsgen_axis.h", out / "hlsgen_axis.h")
     for name in PORTABLE_HEADERS:
         shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
     prove_folder(out)  # every pipelined loop's accesses against the partitions, as the C++ states them
-    R, C = target.array.rows, target.array.cols
     return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
-                         program.weight_bits, len(program.weight_words), inference_cycles(program, R),
-                         tuple(row_cycles(program, R)))
+                         program.weight_bits, len(program.weight_words), inference_cycles(program, R, external),
+                         tuple(row_cycles(program, R, external)), "external" if external else "rom", dram_bytes)
 
 
-def top_pragmas(ports: list[Port], program: OverlayProgram) -> list[str]:
+def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None) -> list[str]:
     """The top function's interfaces and the partitioning of the memories it declares or reads: the
     activation memory by plane and bank, the depthwise copies by copy and lane, the tap and parameter
-    ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once."""
+    ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once. With the
+    weights in external memory (`memory`, the target's external_memory), an AXI4 master port `wmem` in their place (its
+    address in the control registers, its expected latency the target's) and the two staging buffers,
+    each split cyclically like the ROM (an m_axi pointer is never partitioned)."""
+    if memory is not None:
+        weights = [f"#pragma HLS INTERFACE mode=m_axi port=wmem offset=slave bundle=gmem "
+                   f"depth={len(program.weight_words)} latency={memory.read_latency}",
+                   "#pragma HLS INTERFACE mode=s_axilite port=wmem bundle=control",
+                   "#pragma HLS ARRAY_PARTITION variable=wbuf type=complete dim=1",
+                   f"#pragma HLS ARRAY_PARTITION variable=wbuf type=cyclic factor={program.row_words} dim=2"]
+    else:
+        weights = [f"#pragma HLS ARRAY_PARTITION variable=wrom type=cyclic factor={program.row_words} dim=1"]
     return [*(f"#pragma HLS INTERFACE mode=axis port={p.name}" for p in ports),
             "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control",
             "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=1",
@@ -126,12 +149,12 @@ def top_pragmas(ports: list[Port], program: OverlayProgram) -> list[str]:
             "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=2",
             "#pragma HLS ARRAY_PARTITION variable=tap_rom type=complete dim=2",
             "#pragma HLS ARRAY_PARTITION variable=par_rom type=complete dim=2",
-            "#pragma HLS ARRAY_PARTITION variable=lut_rom type=complete dim=1",
-            f"#pragma HLS ARRAY_PARTITION variable=wrom type=cyclic factor={program.row_words} dim=1"]
+            "#pragma HLS ARRAY_PARTITION variable=lut_rom type=complete dim=1", *weights]
 
 
-def _config(mapping, program: OverlayProgram) -> dict:
+def _config(mapping, program: OverlayProgram, external: bool = False) -> dict:
     target, memory = mapping.target, mapping.memory
+    R, C = target.array.rows, target.array.cols
     fields = [dict(zip((n for n, _ in ROW_FIELDS), r.values)) for r in program.rows]
     ports = [p.count for p in (*program.inputs, *program.outputs)]
     return {"rows": target.array.rows, "cols": target.array.cols, "act_depth": max(memory.plane_depth),
@@ -144,7 +167,9 @@ def _config(mapping, program: OverlayProgram) -> dict:
             "max_row_tiles": max([1] + [f["tr"] for f in fields]),
             "max_passes": max([1] + [f["passes"] for f in fields]),
             "max_pixels": max([1] + [f["pixels"] * max(f["kh"] * f["kw"], 1) for f in fields]),
-            "max_port": max([1] + ports),
+            "max_port": max([1] + ports), "external": external,
+            # a PE row's load reads ROW_WORDS words from the one holding its first bit, anywhere in the tile
+            "tile_words": (63 + (R - 1) * C * program.weight_max_bits) // 64 + program.row_words,
             "max_copy": max([1] + [s[3] * s[4] * s[5] for s in program.segments]
                             + [f["o_channels"] * f["o_h"] * f["o_w"] for f in fields if f["fill"]])}
 
@@ -161,7 +186,10 @@ def _bram(c: dict, program: OverlayProgram) -> int:
     if c["dw_depth"] > 1:
         total += blocks(c["dw_copies"] * C, c["dw_depth"], act)
     total += blocks(C, c["acc_depth"], c["acc_bits"])
-    total += blocks(rows, math.ceil(len(program.weight_words) / rows), 64)
+    if c["external"]:  # the two staging buffers, each split like the ROM
+        total += blocks(2 * rows, math.ceil(c["tile_words"] / rows), 64)
+    else:
+        total += blocks(rows, math.ceil(len(program.weight_words) / rows), 64)
     total += blocks(C, len(program.params), c["acc_bits"] + 3 * 32)
     total += blocks(R, len(program.taps), 4 * 32)
     total += blocks(C, c["pool_depth"], act) + blocks(C, len(program.lut), act)
