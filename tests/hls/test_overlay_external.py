@@ -1,7 +1,8 @@
 """The overlay with its weights in external memory: when the layer program finds the weights larger than
 the target's weight memory (here a target shrunk to 1 KiB of it), the weight ROM becomes an m_axi port
 `wmem`, the build writes the image weights.bin, and the testbench passes it as a host array. C-simulated
-bit-exact, reading exactly the bytes the program's transfers list; a model whose weights fit is unchanged."""
+bit-exact, reading exactly the bytes the program's transfers list (MLPerf Tiny's ResNet-8 on the shipped
+systolic8x8 among them); a model whose weights fit is unchanged."""
 from __future__ import annotations
 
 import re
@@ -12,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from hlsgen import architectures
 from hlsgen.hls import write_hls
 from hlsgen.hls.csim import CsimBuildError, vendor_headers
 from hlsgen.hls.overlay.partition_check import check_folder, check_sources
@@ -123,3 +125,19 @@ def test_a_model_whose_weights_fit_is_unchanged_by_the_external_memory(tmp_path)
     assert all((folders[0] / f).read_bytes() == (folders[1] / f).read_bytes() for f in files)
     text = sources(folders[0])
     assert not (folders[0] / IMAGE).exists() and not re.search(r"\bwmem\b", text) and "wrom" in text
+
+
+def test_mlperf_tiny_resnet8_on_the_shipped_8x8_target_reads_its_weights_from_external_memory(tmp_path):
+    """78,744 bytes of weights against 64 KiB of weight memory: the shipped systolic8x8 streams them."""
+    model = architectures.resnet8()
+    feeds = {model.graph.input[0].name: architectures.calibration_data(model, n=4, seed=0)}
+    quantized = quantize_model(model, feeds)
+    target = load_target("systolic8x8")
+    mapping = map_model(quantized.graph, target)
+    assert mapping.weights_external
+    int_inputs = quantized.quantize_inputs(feeds)
+    design = write_hls(tmp_path / "hls", quantized.graph, target, "resnet8", "resnet8.onnx", int_inputs,
+                       quantized.run_int(int_inputs), design="overlay", mapping=mapping)
+    assert design.dram_bytes == sum(layer.dram_bytes for layer in mapping.layers) > target.buffers.weight.bytes
+    result = csim(tmp_path / "hls", portable=True)
+    assert result.compared == 40 and result.mismatches == 0, result.log[-2000:]
