@@ -72,7 +72,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     testbench data."""
     target = mapping.target
     program = build_program(graph, mapping)
-    external = bool(getattr(mapping, "weights_external", False))
+    external = mapping.weights_external
     names = Names()
     top = names.take(top)
     ports = [_port(graph, names, t, "input") for t in graph.inputs]
