@@ -13,11 +13,6 @@ from .render import write_rtl
 def write_build_rtl(folder: Path, mapping: Mapping, graph: Graph, notices: list[str]) -> dict:
     """Write the RTL of layer program `mapping` (of the integer graph `graph`); a model the RTL cannot
     implement gets a notice instead. Returns what report.json says about it."""
-    if mapping.weights_external:
-        why = ("the layer program keeps its weights in external memory, and the RTL's AXI4 master that streams "
-               "them is not built yet (the HLS C++ reads them through m_axi)")
-        notices.append(f"no Verilog RTL for this model: {why}")
-        return {"design": None, "why": why}
     try:
         program = compile_program(mapping, graph)
     except MappingError as exc:

@@ -107,6 +107,9 @@ class _Compiler:
         if self.target.array.dataflow != "weight_stationary":
             raise MappingError("the RTL implements the weight-stationary dataflow only "
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
+        if self.mapping.weights_external:
+            raise MappingError("the layer program keeps the weights in external memory, and the RTL's AXI4 master "
+                               "that streams them is not built yet (the HLS C++ reads them through m_axi)")
         if len(g.inputs) != 1 or len(g.outputs) != 1:
             raise MappingError("the RTL streams one input and one output")
         widths = self.target.widths

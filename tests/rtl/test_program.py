@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 
 from hlsgen.errors import MappingError
+from hlsgen.hw.target import Buffer
 from hlsgen.frontend import read_onnx
 from hlsgen.hw import load_target
 from hlsgen.passes import optimize
@@ -173,3 +174,10 @@ def test_resize_reads_each_output_pixel_from_its_source_pixel():
     assert (resize["vw"], resize["pixels"], resize["out_width"], resize["passes"]) == (18, 216, 18, 2)
     others = [f for f in vector if f is not resize]
     assert others and all(f.get("up_x", 0) == f.get("up_y", 0) == 0 and f["src_w"] == f["vw"] for f in others)
+
+
+def test_weights_in_external_memory_have_no_rtl_yet():
+    """The program streams the weights from DRAM; the RTL has no AXI4 master, so it says so rather than
+    keeping a ROM the program does not describe."""
+    with pytest.raises(MappingError, match="AXI4 master"):
+        rtl_program(integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16)))
