@@ -5,8 +5,15 @@
 //   OP_LUT  QLut: a table per lane
 //   OP_GAVG global average pool: sums over the pass, one output per pass
 //   OP_GMAX global max pool: maximum over the pass, one output per pass
+//   OP_WAVG windowed average pool, OP_WMAX windowed max pool: a window tap per cycle (kh * kw cycles per
+//           output pixel), taps outside the map read nothing (0 to a sum; never the maximum); the average's
+//           (multiplier, shift) come from the divisor table at div_base + the window's count, which counts
+//           the taps inside [cnt_y0, cnt_y1) x [cnt_x0, cnt_x1) (the map, with its explicit padding under
+//           count_include_pad; never a ceil-mode overhang)
 // Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize).
+// Windowed pools read tap (ky, kx) of output pixel (oy, ox) at (oy * sy + y0 + ky * dil_y, ox * sx + x0 +
+// kx * dil_x) of an in_h x in_w map: the pixel walk keeps the window origin, the tap counters its offset.
 // Pipeline: read (1), centre (1), accumulate/hold (1), lane (3): results reach the writer 6 cycles
 // after their last read is issued, with their pixel and channel block.
 `default_nettype none
@@ -26,7 +33,13 @@ module hg_vector_engine #(
     parameter integer S_W = 6,      // right shift
     parameter integer LUT_DEPTH = 1,
     parameter LUT_INIT = "",
-    parameter integer LUT_AW = (LUT_DEPTH > 1) ? $clog2(LUT_DEPTH) : 1
+    parameter integer LUT_AW = (LUT_DEPTH > 1) ? $clog2(LUT_DEPTH) : 1,
+    parameter integer DIV_W = 23,           // a divisor word (hlsgen/rtl/words.py)
+    parameter integer DIV_MULT_LSB = 0,
+    parameter integer DIV_SHIFT_LSB = 17,
+    parameter integer DIV_DEPTH = 1,
+    parameter DIV_INIT = "",
+    parameter integer DIV_AW = (DIV_DEPTH > 1) ? $clog2(DIV_DEPTH) : 1
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -56,6 +69,25 @@ module hg_vector_engine #(
     input  wire [LUT_AW-1:0]     cfg_lut_base,
     input  wire [PW_W-1:0]       cfg_pool_kh,
     input  wire [PW_W-1:0]       cfg_pool_kw,
+    // windowed pools: the input map, strides, window origin of pixel 0 and its linear offset, sy * in_w
+    input  wire [DIM_W-1:0]      cfg_in_h,
+    input  wire [DIM_W-1:0]      cfg_in_w,
+    input  wire [ST_W-1:0]       cfg_sx,
+    input  wire [ST_W-1:0]       cfg_sy,
+    input  wire signed [DIM_W:0] cfg_x0,
+    input  wire signed [DIM_W:0] cfg_y0,
+    input  wire signed [OFF_W-1:0] cfg_pix0,
+    input  wire [OFF_W-1:0]      cfg_row_step,
+    input  wire [DIM_W-1:0]      cfg_kh,        // the window
+    input  wire [DIM_W-1:0]      cfg_kw,
+    input  wire [DIM_W-1:0]      cfg_dil_x,
+    input  wire [DIM_W-1:0]      cfg_dil_y,
+    input  wire [OFF_W-1:0]      cfg_dil_row,   // dil_y * in_w
+    input  wire signed [DIM_W:0]   cfg_cnt_y0,  // the region a window's count counts
+    input  wire signed [DIM_W:0]   cfg_cnt_y1,
+    input  wire signed [DIM_W:0]   cfg_cnt_x0,
+    input  wire signed [DIM_W:0]   cfg_cnt_x1,
+    input  wire [DIV_AW-1:0]     cfg_div_base,
     // activation memory: lane c reads bank c of the a plane and of the b plane
     output wire [C*ADDR_W-1:0]   a_addr,
     output wire [C*ADDR_W-1:0]   b_addr,
@@ -72,13 +104,17 @@ module hg_vector_engine #(
     output wire [PW_W-1:0]       o_pj,
     output wire [C*D_W-1:0]      o_data
 );
-    localparam [2:0] OP_ADD = 3'd0, OP_LUT = 3'd2, OP_GAVG = 3'd3, OP_GMAX = 3'd4;  // 1: OP_REQ
+    localparam [2:0] OP_ADD = 3'd0, OP_LUT = 3'd2, OP_GAVG = 3'd3, OP_GMAX = 3'd4, OP_WAVG = 3'd5, OP_WMAX = 3'd6;
+    // 1: OP_REQ
     localparam integer V_W = 32;
     localparam integer TAG_W = 1 + CNT_W + 4 * DIM_W + 2 * PW_W;
     localparam [UP_W-1:0] UP_0 = {UP_W{1'b0}};
     localparam [31:0] C32 = C;
 
     wire global_pool = cfg_op == OP_GAVG || cfg_op == OP_GMAX;
+    wire window = cfg_op == OP_WAVG || cfg_op == OP_WMAX;
+    wire sum_op = cfg_op == OP_GAVG || cfg_op == OP_WAVG;
+    wire max_op = cfg_op == OP_GMAX || cfg_op == OP_WMAX;
 
     // ---- passes over the pixels -------------------------------------------------------------------
     reg             busy;
@@ -87,6 +123,11 @@ module hg_vector_engine #(
     wire last_pixel = p == cfg_pixels - 1'b1;
     wire last_pass = pass == cfg_passes - 1'b1;
     wire issue = busy;
+    // a windowed pool issues kh * kw taps per output pixel; every other op one read
+    reg  [DIM_W-1:0] ky, kx;
+    wire first_tap = ky == {DIM_W{1'b0}} && kx == {DIM_W{1'b0}};
+    wire last_tap = !window || (ky == cfg_kh - 1'b1 && kx == cfg_kw - 1'b1);
+    wire advance = issue && last_tap;
 
     always @(posedge clk) begin
         if (rst) begin
@@ -95,7 +136,7 @@ module hg_vector_engine #(
             busy <= 1'b1;
             pass <= {CNT_W{1'b0}};
             p <= {PIX_W{1'b0}};
-        end else if (busy) begin
+        end else if (advance) begin
             p <= p + 1'b1;
             if (last_pixel) begin
                 p <= {PIX_W{1'b0}};
@@ -110,7 +151,7 @@ module hg_vector_engine #(
     reg [UP_W-1:0]  jx, jy;
     localparam integer SRC_W = (PIX_W > DIM_W ? PIX_W : DIM_W) + 1;
     reg [SRC_W-1:0] src_row;
-    wire restart = (start && !busy) || (issue && last_pixel);
+    wire restart = (start && !busy) || (advance && last_pixel);
     always @(posedge clk) begin
         if (restart) begin
             col <= {DIM_W{1'b0}};
@@ -118,7 +159,7 @@ module hg_vector_engine #(
             src_row <= {SRC_W{1'b0}};
             jx <= UP_0;
             jy <= UP_0;
-        end else if (issue) begin
+        end else if (advance) begin
             if (col == cfg_w - 1'b1) begin
                 col <= {DIM_W{1'b0}};
                 src_col <= {DIM_W{1'b0}};
@@ -136,17 +177,68 @@ module hg_vector_engine #(
 
     wire [DIM_W-1:0] oy, ox, py, px;
     wire [PW_W-1:0] pi, pj;
-    wire signed [DIM_W:0] unused_y0, unused_x0;
-    wire signed [OFF_W-1:0] unused_pix;
+    wire signed [DIM_W:0] win_y0, win_x0;
+    wire signed [OFF_W-1:0] win_pix;
     hg_pixel_walk #(.DIM_W(DIM_W), .OFF_W(OFF_W), .ST_W(ST_W), .PW_W(PW_W)) walk (
-        .clk(clk), .init((start && !busy) || (issue && last_pixel)), .step(issue), .save(1'b0), .restore(1'b0),
-        .out_w(cfg_w), .sx({{(ST_W-1){1'b0}}, 1'b1}), .sy({{(ST_W-1){1'b0}}, 1'b1}), .x0_first({(DIM_W+1){1'b0}}), .y0_first({(DIM_W+1){1'b0}}),
-        .pix_first({OFF_W{1'b0}}), .row_step({OFF_W{1'b0}}), .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw),
-        .oy(oy), .ox(ox), .y0(unused_y0), .x0(unused_x0), .pix(unused_pix), .py(py), .px(px), .pi(pi), .pj(pj));
+        .clk(clk), .init(restart), .step(advance), .save(1'b0), .restore(1'b0),
+        .out_w(cfg_w), .sx(cfg_sx), .sy(cfg_sy), .x0_first(cfg_x0), .y0_first(cfg_y0),
+        .pix_first(cfg_pix0), .row_step(cfg_row_step), .pool_kh(cfg_pool_kh), .pool_kw(cfg_pool_kw),
+        .oy(oy), .ox(ox), .y0(win_y0), .x0(win_x0), .pix(win_pix), .py(py), .px(px), .pi(pi), .pj(pj));
+
+    // the tap inside the window: (ty, tx) = (ky * dil_y, kx * dil_x), trow = ty * in_w
+    reg signed [OFF_W-1:0] ty, tx, trow;
+    always @(posedge clk) begin
+        if (restart || advance) begin
+            {ky, kx} <= {2*DIM_W{1'b0}};
+            {ty, tx, trow} <= {3*OFF_W{1'b0}};
+        end else if (issue) begin
+            if (kx == cfg_kw - 1'b1) begin
+                kx <= {DIM_W{1'b0}};
+                tx <= {OFF_W{1'b0}};
+                ky <= ky + 1'b1;
+                ty <= ty + $signed({{(OFF_W-DIM_W){1'b0}}, cfg_dil_y});
+                trow <= trow + $signed(cfg_dil_row);
+            end else begin
+                kx <= kx + 1'b1;
+                tx <= tx + $signed({{(OFF_W-DIM_W){1'b0}}, cfg_dil_x});
+            end
+        end
+    end
+    wire signed [OFF_W-1:0] tap_y = $signed({{(OFF_W-DIM_W-1){win_y0[DIM_W]}}, win_y0}) + ty;
+    wire signed [OFF_W-1:0] tap_x = $signed({{(OFF_W-DIM_W-1){win_x0[DIM_W]}}, win_x0}) + tx;
+    wire signed [OFF_W-1:0] tap_pix = win_pix + trow + tx;
+    function automatic in_range(input signed [OFF_W-1:0] v, input signed [OFF_W-1:0] lo, input signed [OFF_W-1:0] hi);
+        in_range = v >= lo && v < hi;
+    endfunction
+    wire signed [OFF_W-1:0] in_h_s = $signed({{(OFF_W-DIM_W){1'b0}}, cfg_in_h});
+    wire signed [OFF_W-1:0] in_w_s = $signed({{(OFF_W-DIM_W){1'b0}}, cfg_in_w});
+    wire on_map = !window || (in_range(tap_y, {OFF_W{1'b0}}, in_h_s) && in_range(tap_x, {OFF_W{1'b0}}, in_w_s));
+    wire counted = in_range(tap_y, $signed({{(OFF_W-DIM_W-1){cfg_cnt_y0[DIM_W]}}, cfg_cnt_y0}),
+                          $signed({{(OFF_W-DIM_W-1){cfg_cnt_y1[DIM_W]}}, cfg_cnt_y1}))
+                && in_range(tap_x, $signed({{(OFF_W-DIM_W-1){cfg_cnt_x0[DIM_W]}}, cfg_cnt_x0}),
+                          $signed({{(OFF_W-DIM_W-1){cfg_cnt_x1[DIM_W]}}, cfg_cnt_x1}));
+
+    // the window's count so far (this tap included); at its last tap, the divisor table's index
+    localparam integer N_W = 2 * DIM_W + 1;
+    reg  [N_W-1:0] count;
+    wire [N_W-1:0] count_now = (first_tap ? {N_W{1'b0}} : count) + {{(N_W-1){1'b0}}, counted};
+    always @(posedge clk) if (issue) count <= count_now;
+    wire [N_W+DIV_AW-1:0] div_index = {{N_W{1'b0}}, cfg_div_base} + {{DIV_AW{1'b0}}, count_now};
+    wire [DIV_W-1:0] div_word;
+    generate
+        if (DIV_DEPTH > 1) begin : g_div
+            hg_rom #(.W(DIV_W), .DEPTH(DIV_DEPTH), .INIT(DIV_INIT)) divisors (
+                .clk(clk), .addr(div_index[DIV_AW-1:0]), .data(div_word));
+        end else begin : g_no_div
+            assign div_word = {DIV_W{1'b0}};
+            wire unused_div = ^div_index[DIV_AW-1:0];
+        end
+    endgenerate
 
     // lane c reads channel pass * C + c, in channel slot (channel >> lg) of its bank
     wire [CNT_W+7:0] first_channel = pass * C32[7:0];
     wire [ADDR_W+SRC_W-1:0] p_wide = {{ADDR_W{1'b0}}, src};
+    wire [ADDR_W-1:0] pixel = window ? tap_pix[ADDR_W-1:0] : p_wide[ADDR_W-1:0];
     genvar c;
     generate
         for (c = 0; c < C; c = c + 1) begin : g_addr
@@ -156,31 +248,37 @@ module hg_vector_engine #(
             wire [CNT_W+7:0] b_slot = channel >> cfg_b_lg;
             wire [ADDR_W+CNT_W+7:0] a_off = a_slot * cfg_stride;
             wire [ADDR_W+CNT_W+7:0] b_off = b_slot * cfg_stride;
-            assign a_addr[c*ADDR_W +: ADDR_W] = cfg_a_base + a_off[ADDR_W-1:0] + p_wide[ADDR_W-1:0];
-            assign b_addr[c*ADDR_W +: ADDR_W] = cfg_b_base + b_off[ADDR_W-1:0] + p_wide[ADDR_W-1:0];
+            assign a_addr[c*ADDR_W +: ADDR_W] = cfg_a_base + a_off[ADDR_W-1:0] + pixel;
+            assign b_addr[c*ADDR_W +: ADDR_W] = cfg_b_base + b_off[ADDR_W-1:0] + pixel;
             wire unused_off = ^{a_off[ADDR_W+CNT_W+7:ADDR_W], b_off[ADDR_W+CNT_W+7:ADDR_W]};
         end
     endgenerate
 
-    wire out_now = !global_pool || last_pixel;
+    wire out_now = window ? last_tap : (!global_pool || last_pixel);
     wire [TAG_W-1:0] tag0 = {last_pass && last_pixel, pass, global_pool ? {4*DIM_W+2*PW_W{1'b0}} : {oy, ox, py, px, pi, pj}};
 
     // stage 0: the banks answer; stage 1: centred operands; stage 2: accumulate (pools) or hold
-    reg             v0, v1, v2, first0, first1, emit0, emit1;
+    reg             v0, v1, v2, first0, first1, emit0, emit1, on_map0;
+    reg [DIV_W-1:0] div1, div2;
     reg [TAG_W-1:0] tag0_r, tag1, tag2;
     reg [C*V_W-1:0] xa1, xb1, va2, vb2;
     integer k;
     always @(posedge clk) begin
         v0 <= issue && !rst;
-        first0 <= p == {PIX_W{1'b0}};
+        first0 <= window ? first_tap : p == {PIX_W{1'b0}};
+        on_map0 <= on_map;
         emit0 <= out_now;
         tag0_r <= tag0;
         v1 <= v0 && !rst;
         first1 <= first0;
         emit1 <= emit0;
         tag1 <= tag0_r;
+        div1 <= div_word;
+        div2 <= div1;
+        // a tap outside the map adds 0 to a sum and is below every value of a maximum
         for (k = 0; k < C; k = k + 1) begin
-            xa1[k*V_W +: V_W] <= $signed({{(V_W-D_W){cfg_a_signed & a_data[k*D_W + D_W - 1]}}, a_data[k*D_W +: D_W]})
+            if (!on_map0) xa1[k*V_W +: V_W] <= max_op ? {1'b1, {(V_W-1){1'b0}}} : {V_W{1'b0}};
+            else xa1[k*V_W +: V_W] <= $signed({{(V_W-D_W){cfg_a_signed & a_data[k*D_W + D_W - 1]}}, a_data[k*D_W +: D_W]})
                                  - $signed({{(V_W-Z_W){cfg_a_zp[Z_W-1]}}, cfg_a_zp});
             xb1[k*V_W +: V_W] <= $signed({{(V_W-D_W){cfg_b_signed & b_data[k*D_W + D_W - 1]}}, b_data[k*D_W +: D_W]})
                                  - $signed({{(V_W-Z_W){cfg_b_zp[Z_W-1]}}, cfg_b_zp});
@@ -189,9 +287,9 @@ module hg_vector_engine #(
         tag2 <= tag1;
         if (v1) begin
             for (k = 0; k < C; k = k + 1) begin
-                if (cfg_op == OP_GAVG)
+                if (sum_op)
                     va2[k*V_W +: V_W] <= (first1 ? {V_W{1'b0}} : va2[k*V_W +: V_W]) + xa1[k*V_W +: V_W];
-                else if (cfg_op == OP_GMAX)
+                else if (max_op)
                     va2[k*V_W +: V_W] <= (first1 || $signed(xa1[k*V_W +: V_W]) > $signed(va2[k*V_W +: V_W]))
                                          ? xa1[k*V_W +: V_W] : va2[k*V_W +: V_W];
                 else
@@ -202,12 +300,14 @@ module hg_vector_engine #(
     end
 
     wire [VM_W-1:0] mb = (cfg_op == OP_ADD) ? cfg_mb : {VM_W{1'b0}};
+    wire [VM_W-1:0] ma = (cfg_op == OP_WAVG) ? div2[DIV_MULT_LSB +: VM_W] : cfg_ma;
+    wire [S_W-1:0] shift = (cfg_op == OP_WAVG) ? div2[DIV_SHIFT_LSB +: S_W] : cfg_shift;
     generate
         for (c = 0; c < C; c = c + 1) begin : g_lane
             wire [V_W-1:0] index = va2[c*V_W +: V_W] + {{(V_W-LUT_AW){1'b0}}, cfg_lut_base};
             hg_vector_lane #(.V_W(V_W), .M_W(VM_W), .S_W(S_W), .Z_W(Z_W), .D_W(D_W), .LUT_DEPTH(LUT_DEPTH), .LUT_INIT(LUT_INIT)) lane (
                 .clk(clk), .lookup(cfg_op == OP_LUT), .lut_addr(index[LUT_AW-1:0]),
-                .va(va2[c*V_W +: V_W]), .vb(vb2[c*V_W +: V_W]), .ma(cfg_ma), .mb(mb), .shift(cfg_shift),
+                .va(va2[c*V_W +: V_W]), .vb(vb2[c*V_W +: V_W]), .ma(ma), .mb(mb), .shift(shift),
                 .zp(cfg_zp), .lo(cfg_lo), .hi(cfg_hi), .q(o_data[c*D_W +: D_W]));
             wire unused_index = ^index[V_W-1:LUT_AW];
         end
@@ -219,6 +319,6 @@ module hg_vector_engine #(
     assign o_cblk = o_tag[TAG_W-2 -: CNT_W];
     assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+2*PW_W-1:0];
 
-    wire unused = ^{unused_y0, unused_x0, unused_pix, p_wide[ADDR_W+SRC_W-1:ADDR_W]};
+    wire unused = ^{p_wide[ADDR_W+SRC_W-1:ADDR_W], div_index[N_W+DIV_AW-1:DIV_AW], tap_pix[OFF_W-1:ADDR_W]};
 endmodule
 `default_nettype wire

@@ -3,8 +3,9 @@ the example (digits), mnist-8 (its three test inputs are all the data it ships w
 test), the zoo's residual and mobilenet networks (48 calibration, 32 held-out test images), and the zoo's
 dense-only anomaly-detection autoencoder (48 calibration, 32 test log-mel feature vectors), its hidden
 layers narrowed from 128 to 32 so its weights fit every shipped target's weight memory (autoencoder24: to
-24, which neither divides nor is divided by 16 array rows), and odd_cnn (tests/hw/models.py: 3x3 Convs
-to 24, 40 and 12 channels and a Dense over a 4x4 map, whose taps the layer program pads)."""
+24, which neither divides nor is divided by 16 array rows), odd_cnn (tests/hw/models.py: 3x3 Convs
+to 24, 40 and 12 channels and a Dense over a 4x4 map, whose taps the layer program pads) and pools
+(tests/hw/models.py: padded, overlapping, dilated and ceil-mode pools on the vector unit)."""
 from pathlib import Path
 
 import numpy as np
@@ -12,7 +13,7 @@ import onnx
 from onnx import numpy_helper
 
 from hlsgen import zoo
-from tests.hw.models import odd_cnn_model
+from tests.hw.models import odd_cnn_model, window_pools_model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
@@ -37,6 +38,8 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
     hidden = AUTOENCODER_HIDDEN.get(name)
     if name == "odd_cnn":
         model = odd_cnn_model()
+    elif name == "pools":
+        model = window_pools_model()
     else:
         model = zoo.anomaly_autoencoder(hidden=hidden) if hidden else zoo.ZOO[name]()
     path = folder / f"{name}.onnx"

@@ -14,7 +14,7 @@ from models import NAMES
 
 CYCLE_TOLERANCE = 0.02
 # output integers per image
-OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10}
+OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10}
 
 
 def check(build_folder, name: str, target: str, images: int | None):
@@ -56,4 +56,14 @@ def test_channel_counts_that_do_not_divide_the_rows_are_bit_exact(build_folder, 
     targets): the layer program pads each tap to a multiple of R lanes, and the RTL takes exactly the
     cycles the program counts."""
     result = check(build_folder, "odd_cnn", target, 4)
+    assert result.cycles_per_inference == result.model_cycles
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
+def test_windowed_pools_are_bit_exact(build_folder, target):
+    """Pools no writer fuses run on the vector unit a window tap per cycle: a 3x3/2 pad-1 MaxPool, a dilated
+    padded MaxPool whose input a QAdd also reads, a 2x2/2 ceil-mode AveragePool and a 3x2 one counting its
+    padding (the divisor table indexed by each window's count); the RTL takes exactly the program's cycles."""
+    result = check(build_folder, "pools", target, 4)
     assert result.cycles_per_inference == result.model_cycles

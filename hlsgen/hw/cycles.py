@@ -45,8 +45,14 @@ def output_stationary_cycles(rows: int, cols: int, groups: int, reduction: int, 
     return stream + (rows + cols - 1) + rows + REQUANT_LATENCY + LAYER_OVERHEAD
 
 
+def window_pool_cycles(passes: int, pixels: int, taps: int) -> int:
+    """MaxPool / average pool that no writer fuses: a window tap per cycle, L * output pixels * kh * kw
+    + VECTOR_LATENCY + LAYER_OVERHEAD."""
+    return passes * pixels * taps + VECTOR_LATENCY + LAYER_OVERHEAD
+
+
 def vector_cycles(passes: int, positions: int) -> int:
-    """MaxPool / average pool (positions = output pixels), global pools (input pixels), QAdd, QRequant,
+    """Global pools (positions = input pixels), QAdd, QRequant,
     QLut (pixels; 1 for Dense-shaped tensors), Resize (output pixels): L * positions + VECTOR_LATENCY
     + LAYER_OVERHEAD."""
     return passes * positions + VECTOR_LATENCY + LAYER_OVERHEAD

@@ -296,7 +296,9 @@ class _Layer:
             unit, kind, tiles, macs, cycles, extra, wbytes = self._array()
         elif op in WINDOW_POOLS or (op == "QAveragePool" and self.node.attrs.pool is not None):
             self._check_rank()
-            unit, kind, tiles, cycles, extra = self._vector("pool", self._batch_pixels(self.ys))
+            unit, kind, tiles, _, extra = self._vector("pool", self._batch_pixels(self.ys))
+            pool = self.node.attrs if op in WINDOW_POOLS else self.node.attrs.pool
+            cycles = cyc.window_pool_cycles(tiles.passes, tiles.positions, math.prod(pool.kernel_shape))
             macs, wbytes = 0, 0
         elif op in ("GlobalMaxPool", "QAveragePool"):
             unit, kind, tiles, cycles, extra = self._vector("global_pool", self._batch_pixels(self.xs))

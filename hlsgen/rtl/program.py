@@ -16,7 +16,7 @@ import numpy as np
 
 from ..errors import MappingError
 from ..hw.mapping import ARRAY as ARRAY_UNIT
-from ..hw.mapping import LayerMap, Mapping, fusable_pool
+from ..hw.mapping import LayerMap, Mapping
 from ..hw.placement import MapPlacement as FeatureMap
 from ..hw.placement import map_shape
 from ..hw.target import Target
@@ -24,12 +24,12 @@ from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (DIM_LIMIT, DIM_W, MAX_STRIDE, MAX_POOL, MAX_UPSAMPLING, MULT_W, SHIFT_W, VEC_MULT_W,
-                    param_word, tap_word, verilog_parameters)
+                    divisor_word, param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR = 0, 1
-OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX = range(5)
+OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
-VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize")
+VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool")
 
 
 @dataclass
@@ -59,6 +59,7 @@ class Program:
     taps: list[int]  # words of R lane taps
     params: list[int]  # words of C lanes of {bias, multiplier, negative multiplier, shift}
     lut: list[int]  # lookup-table entries, every table one after the other
+    divisors: list[int]  # divisor words (average pools: one per window count 0..kh*kw), table after table
     widths: dict[str, int]
     dw_copies: int  # depthwise window copies (0: no depthwise layer)
     dw_depth: int
@@ -96,6 +97,7 @@ class _Compiler:
         self.taps: list[int] = []
         self.params: list[int] = []
         self.lut: list[int] = []
+        self.divisors: list[int] = []
 
     def fail(self, node: Node, why: str):
         raise MappingError(f"{self.graph.describe(node.name)} has no RTL implementation: {why}")
@@ -138,15 +140,11 @@ class _Compiler:
         return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
                        memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
                        self.word_slices, self.taps, self.params,
-                       self.lut, widths, self.dw_copies, self.dw_depth)
+                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth)
 
     # ---- what the RTL's modules implement ---------------------------------------------------------
     def _add_layer(self, row: LayerMap) -> None:
         node = self.graph.nodes[row.nodes[0]]
-        if node.op == "MaxPool":
-            producer = next((layer.node for layer in self.layers if layer.row.output == node.inputs[0]), None)
-            why = fusable_pool(self.graph, node, producer) or "its producer already pools"
-            self.fail(node, f"a MaxPool runs in the writer of the layer computing its input, and {why}")
         if row.kind == "grouped_conv":
             self.fail(node, "grouped convolutions other than depthwise (one input and one output channel per "
                             "group) are not implemented in the RTL")
@@ -157,8 +155,6 @@ class _Compiler:
                 self.fail(node, "the RTL runs full array tiles only")
         elif node.op in VECTOR_OPS:
             kind = VECTOR
-            if node.op == "QAveragePool" and node.attrs.pool is not None:
-                self.fail(node, "only global average pooling is implemented in the RTL")
         else:
             self.fail(node, "no RTL unit implements this op")
         memory = self.mapping.memory
@@ -285,6 +281,8 @@ class _Compiler:
         elif node.op == "QLut":
             f.update(op=OP_LUT, a_zp=a_attrs.input_min, lut_base=len(self.lut))
             self.lut.extend(int(v) & 0xFF for v in a_attrs.table)
+        elif node.op == "MaxPool" or (node.op == "QAveragePool" and a_attrs.pool is not None):
+            self._window_pool(layer, x, maps[layer.output])
         elif node.op == "QAveragePool":
             (count, m, s), = a_attrs.divisors
             f.update(op=OP_GAVG, a_zp=a_attrs.input_zero_point, ma=m, shift=s, zp=a_attrs.zero_point,
@@ -300,6 +298,43 @@ class _Compiler:
         if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:
             self.fail(node, "a multiplier or shift is out of the vector unit's range")
         self._pool_walk(layer)
+
+    def _window_pool(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
+        """A windowed MaxPool or average pool: the window's geometry, and an average's divisor table (one
+        (multiplier, shift) per window count, 0 where no window has that count)."""
+        node, f = layer.node, layer.fields
+        a = node.attrs if node.op == "MaxPool" else node.attrs.pool
+        n = len(a.kernel_shape)
+        if n == 1:  # a 1-D map is one row
+            kernel, strides, dil = (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations)
+            begin, end = (0, a.pads[0]), (0, a.pads[1])
+        else:
+            kernel, strides, dil = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations)
+            begin, end = tuple(a.pads[:2]), tuple(a.pads[2:])
+        # a stride along an axis with one output is never taken: 1 lets DS-CNN's 24 x 5 pool fit the field
+        sy, sx = (s if o > 1 else 1 for s, o in zip(strides, (out.height, out.width)))
+        if max(sy, sx) > MAX_STRIDE:
+            self.fail(node, f"pooling strides above {MAX_STRIDE} are not implemented in the RTL")
+        counted = (begin, (x.height + end[0], x.width + end[1])) if a.count_include_pad else \
+            ((0, 0), (x.height, x.width))
+        if max(*kernel, *dil, *counted[1]) > DIM_LIMIT:
+            self.fail(node, f"a pooling window (with its dilation and padding) wider than {DIM_LIMIT} is not "
+                            "implemented in the RTL")
+        f.update(in_h=x.height, in_w=x.width, vw=out.width, pixels=out.pixels, sx=sx, sy=sy, x0=-begin[1],
+                 y0=-begin[0], pix0=-begin[0] * x.width - begin[1], row_step=sy * x.width, win_kh=kernel[0],
+                 win_kw=kernel[1], dil_y=dil[0], dil_x=dil[1], dil_row=dil[0] * x.width,
+                 cnt_y0=-counted[0][0], cnt_x0=-counted[0][1], cnt_y1=counted[1][0], cnt_x1=counted[1][1])
+        if node.op == "MaxPool":
+            f.update(op=OP_WMAX, lo=x.quant.qmin, hi=x.quant.qmax)
+            return
+        q, word = node.attrs, divisor_word()
+        table = {int(c): (int(m), int(s)) for c, m, s in q.divisors}
+        if max(m for m, _ in table.values()) >= 1 << VEC_MULT_W or max(s for _, s in table.values()) >= 1 << SHIFT_W:
+            self.fail(node, "a divisor's multiplier or shift is out of the vector unit's range")
+        f.update(op=OP_WAVG, a_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi, div_base=len(self.divisors))
+        for count in range(kernel[0] * kernel[1] + 1):
+            m, s = table.get(count, (0, 0))
+            self.divisors.append(word.pack(mult=m, shift=s))
 
     def _pool_walk(self, layer: Layer) -> None:
         kh, kw = layer.row.pool or (1, 1)

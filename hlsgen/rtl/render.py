@@ -18,7 +18,7 @@ from . import rtl_sources
 from .program import Program
 from .words import POOL_W, SHIFT_W, STRIDE_W, UP_W, VEC_MULT_W, Z_W
 
-MEMORIES = ("weights", "taps", "params", "lut")
+MEMORIES = ("weights", "taps", "params", "lut", "divisors")
 
 
 @dataclass(frozen=True)
@@ -58,7 +58,9 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("pixels", w["VPIX_W"]), ("up_x", UP_W), ("up_y", UP_W), ("src_w", dim), ("passes", cnt), ("a_zp", Z_W),
         ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1), ("ma", VEC_MULT_W), ("mb", VEC_MULT_W),
         ("shift", SHIFT_W), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),
-        ("zp", Z_W), ("lo", Z_W), ("hi", Z_W),
+        ("zp", Z_W), ("lo", Z_W), ("hi", Z_W), ("win_kh", dim), ("win_kw", dim), ("dil_x", dim), ("dil_y", dim),
+        ("dil_row", off), ("cnt_y0", dim + 1), ("cnt_y1", dim + 1), ("cnt_x0", dim + 1), ("cnt_x1", dim + 1),
+        ("div_base", rom["divisors"]),
         ("out_base", aw), ("out_chan_stride", aw), ("out_width", dim), ("out_lg", 3), ("out_channels", cnt),
         ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", POOL_W), ("pool_kw", POOL_W), ("pool_h", dim),
         ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw),
@@ -99,7 +101,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     inp, out = program.maps[program.input_map], program.maps[program.output_map]
     shared = program.word_parameters
     word_bits = {"weights": program.cols * program.weight_word_slices, "taps": program.rows * shared["TAP_W"],
-                 "params": program.cols * shared["PAR_W"], "lut": t.widths.operand_bits}
+                 "params": program.cols * shared["PAR_W"], "lut": t.widths.operand_bits,
+                 "divisors": shared["DIV_W"]}
     memories = []
     for name in MEMORIES:
         path = folder / f"{name}.mem"
@@ -109,6 +112,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
         w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=out, acc_depth=accumulator_depth(t),
         depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES}, lut_used=bool(program.lut),
+        divisors_used=bool(program.divisors),
         pool_depth=_pool_depth(program),
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))

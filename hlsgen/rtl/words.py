@@ -71,13 +71,20 @@ def tap_word(addr_bits: int) -> Word:
     return Word.of(("off", addr_bits), ("dx", DIM_W), ("dy", DIM_W), ("valid", 1))
 
 
+def divisor_word() -> Word:
+    """One entry of the vector unit's divisor table: a windowed average pool's multiplier and shift for one
+    window count (hlsgen.quant.int_ops.QAveragePoolAttrs.divisors)."""
+    return Word.of(("mult", VEC_MULT_W), ("shift", SHIFT_W))
+
+
 def verilog_parameters(bias_bits: int, addr_bits: int) -> dict[str, int]:
     """The module parameters the generated top sets from the words and widths above."""
-    par, tap = param_word(bias_bits), tap_word(addr_bits)
+    par, tap, div = param_word(bias_bits), tap_word(addr_bits), divisor_word()
     return {
         "M_W": MULT_W, "S_W": SHIFT_W, "VM_W": VEC_MULT_W, "ST_W": STRIDE_W, "PW_W": POOL_W, "UP_W": UP_W,
         "PAR_W": par.width, "PAR_SHIFT_LSB": par["shift"].offset, "PAR_NEG_LSB": par["neg"].offset,
         "PAR_MULT_LSB": par["mult"].offset, "PAR_BIAS_LSB": par["bias"].offset,
         "TAP_W": tap.width, "TAP_OFF_LSB": tap["off"].offset, "TAP_DX_LSB": tap["dx"].offset,
         "TAP_DY_LSB": tap["dy"].offset, "TAP_VALID_LSB": tap["valid"].offset,
+        "DIV_W": div.width, "DIV_MULT_LSB": div["mult"].offset, "DIV_SHIFT_LSB": div["shift"].offset,
     }

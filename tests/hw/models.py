@@ -117,11 +117,39 @@ def odd_cnn_model() -> onnx.ModelProto:
                       inits)
 
 
+def window_pools_model() -> onnx.ModelProto:
+    """Windowed pools no writer fuses: a 3x3/2 pad-1 MaxPool (overlapping, padded), then a dilated 2x2 MaxPool
+    (stride 1, reading a map a QAdd also reads), a 2x2/2 ceil-mode AveragePool (its last windows run past the
+    map), a 3x2 AveragePool with pads counted (count_include_pad), and a Dense."""
+    rng = np.random.default_rng(5)
+    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.15,
+             "fc": rng.standard_normal((144, 10)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("MaxPool", ["r1"], ["p1"], name="pool1", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("MaxPool", ["r2"], ["p2"], name="pool2", kernel_shape=[2, 2], dilations=[2, 2],
+                              pads=[1, 1, 1, 1]),
+             helper.make_node("Add", ["p2", "r2"], ["a2"], name="add2"),
+             helper.make_node("AveragePool", ["a2"], ["p3"], name="pool3", kernel_shape=[2, 2], strides=[2, 2],
+                              ceil_mode=1),
+             helper.make_node("AveragePool", ["p3"], ["p4"], name="pool4", kernel_shape=[3, 2],
+                              pads=[1, 0, 1, 1], count_include_pad=1),
+             helper.make_node("Flatten", ["p4"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 12, 10])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
-        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model}
+        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
+        "window_pools": window_pools_model}
 
 
 def target_with(name: str = "systolic16x16", **changes):

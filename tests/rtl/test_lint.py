@@ -13,7 +13,7 @@ from tests.hw.models import integer_graph
 MODULES = sorted(m for src in rtl_sources() for m in re.findall(r"^module\s+(\w+)", src.read_text(), re.M))
 # parameters under which a module has every optional part (defaults elsewhere)
 VARIANTS = {"hg_dw_window": {"COPIES": 3, "DEPTH": 40}, "hg_array_engine": {"DW_COPIES": 2, "DW_DEPTH": 30},
-            "hg_vector_lane": {"LUT_DEPTH": 16}}
+            "hg_vector_lane": {"LUT_DEPTH": 16}, "hg_vector_engine": {"LUT_DEPTH": 16, "DIV_DEPTH": 20}}
 
 
 @pytest.mark.parametrize("module", MODULES)
