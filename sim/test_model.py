@@ -67,3 +67,28 @@ def test_windowed_pools_are_bit_exact(build_folder, target):
     padding (the divisor table indexed by each window's count); the RTL takes exactly the program's cycles."""
     result = check(build_folder, "pools", target, 4)
     assert result.cycles_per_inference == result.model_cycles
+
+
+@pytest.mark.rtl
+def test_ds_cnn_verifies_in_csim_and_rtl_with_the_models_cycles(tmp_path):
+    """MLPerf Tiny's DS-CNN (hlsgen.architectures) ends in a 24x5 AveragePool over its 25x5 map, a window
+    the vector unit reads tap by tap: `hlsgen build --verify csim,rtl` is bit-exact on systolic16x16 and the
+    RTL's cycles are the model's (13,112; the pool 4 passes x 120 taps + 8)."""
+    import json
+
+    import numpy as np
+    import onnx
+
+    from hlsgen.architectures import calibration_data, ds_cnn
+    from hlsgen.cli import main
+
+    model = ds_cnn()
+    onnx.save(model, str(tmp_path / "ds_cnn.onnx"))
+    np.savez(tmp_path / "calib.npz", **{model.graph.input[0].name: calibration_data(model, n=8)})
+    out = tmp_path / "build"
+    assert main(["build", str(tmp_path / "ds_cnn.onnx"), "--target", "systolic16x16", "--calib",
+                 str(tmp_path / "calib.npz"), "-o", str(out), "-q", "--verify", "csim,rtl"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["total"]["cycles_rtl"] == report["total"]["cycles"] == 13112
+    pool = next(layer for layer in report["layers"] if layer["name"] == "pool")
+    assert pool["cycles_rtl"] == pool["cycles"] == 4 * 120 + 8

@@ -176,6 +176,35 @@ def test_resize_reads_each_output_pixel_from_its_source_pixel():
     assert others and all(f.get("up_x", 0) == f.get("up_y", 0) == 0 and f["src_w"] == f["vw"] for f in others)
 
 
+def test_windowed_pools_are_vector_rows_with_their_window_and_divisors():
+    """The pools model's unfused MaxPools and windowed AveragePools: each row's window geometry, the region
+    its count covers, a divisor word per window count (the reference's (M, s), 0 elsewhere), and the
+    program's cycles: a tap per cycle."""
+    from hlsgen.hw.cycles import window_pool_cycles
+    from hlsgen.rtl.program import OP_WAVG, OP_WMAX
+
+    graph = integer_graph("window_pools")
+    program = rtl_program(graph, load_target("systolic8x8"))
+    pools = {layer.name: layer for layer in program.layers if layer.node.op in ("MaxPool", "QAveragePool")}
+    assert set(pools) == {"pool1", "pool2", "pool3", "pool4"}
+    geometry = ("op", "in_h", "in_w", "vw", "pixels", "sx", "sy", "x0", "y0", "pix0", "row_step", "win_kh",
+                "win_kw", "dil_x", "dil_y", "dil_row", "cnt_y0", "cnt_y1", "cnt_x0", "cnt_x1")
+    expected = {"pool1": (OP_WMAX, 12, 10, 5, 30, 2, 2, -1, -1, -11, 20, 3, 3, 1, 1, 10, 0, 12, 0, 10),
+                "pool2": (OP_WMAX, 6, 5, 5, 30, 1, 1, -1, -1, -6, 5, 2, 2, 2, 2, 10, 0, 6, 0, 5),
+                "pool3": (OP_WAVG, 6, 5, 3, 9, 2, 2, 0, 0, 0, 10, 2, 2, 1, 1, 5, 0, 6, 0, 5),
+                # count_include_pad: the padded map [-1, 4) x [0, 4) counts
+                "pool4": (OP_WAVG, 3, 3, 3, 9, 1, 1, 0, -1, -3, 3, 3, 2, 1, 1, 3, -1, 4, 0, 4)}
+    for name, layer in pools.items():
+        assert tuple(layer.fields[k] for k in geometry) == expected[name], name
+        kh, kw = layer.fields["win_kh"], layer.fields["win_kw"]
+        assert layer.row.cycles == window_pool_cycles(layer.fields["passes"], layer.fields["pixels"], kh * kw)
+        if layer.node.op == "QAveragePool":
+            base, table = layer.fields["div_base"], {c: (m, s) for c, m, s in layer.node.attrs.divisors}
+            words = program.divisors[base:base + kh * kw + 1]
+            assert [(w & (1 << 17) - 1, w >> 17) for w in words] == [table.get(c, (0, 0)) for c in range(kh * kw + 1)]
+    assert len(program.divisors) == 5 + 7
+
+
 def test_weights_in_external_memory_have_no_rtl_yet():
     """The program streams the weights from DRAM; the RTL has no AXI4 master, so it says so rather than
     keeping a ROM the program does not describe."""

@@ -9,7 +9,7 @@ import pytest
 from hlsgen.hw import load_target
 from hlsgen.rtl import rtl_sources
 from hlsgen.rtl.render import write_rtl
-from hlsgen.rtl.words import param_word, tap_word, verilog_parameters
+from hlsgen.rtl.words import divisor_word, param_word, tap_word, verilog_parameters
 from tests.hw.models import integer_graph
 from tests.rtl.program_of import rtl_program
 
@@ -61,3 +61,7 @@ def test_the_words_pack_fields_from_the_least_significant_bit():
     tap = tap_word(10)
     assert tap.width == 1 + 8 + 8 + 10 and tap.pack(valid=1) == 1 << 26
     assert tap.pack(dy=2, dx=1) == (2 << 18) | (1 << 10)
+    div = divisor_word()
+    assert [(f.name, f.offset, f.width) for f in div.fields] == [("mult", 0, 17), ("shift", 17, 6)]
+    assert div.pack(mult=50859, shift=18) == (18 << 17) | 50859 and div.width == 23
+    assert {"DIV_W": 23, "DIV_MULT_LSB": 0, "DIV_SHIFT_LSB": 17}.items() <= verilog_parameters(32, 12).items()
