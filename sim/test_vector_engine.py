@@ -1,19 +1,58 @@
 """hg_vector_engine, the pooling and element-wise unit: random maps in a model of the banked activation
 memory (one cycle of read latency), every result lane exact against the integer reference:
 QAdd (int_ops.qadd), QRequant (qrequant; also reading an upsampled map, as Resize does: resize_nearest),
-global average pool (qaverage_pool) and global max pool."""
+global average pool (qaverage_pool) and global max pool, and windowed pools of random geometry (kernel,
+stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
+(multiplier, shift) from a divisor table of random words per window count."""
+import random
+
 import numpy as np
 import pytest
 from cocotb.triggers import RisingEdge, Timer
 
 import cocotb
-from bench import config, pack, rng, run_bench, start, unpack
+from bench import build_root, config, pack, rng, run_bench, start, unpack
 from hlsgen.quant.int_ops import QAddAttrs, QAveragePoolAttrs, QRequantAttrs, qadd, qaverage_pool, qrequant
+from hlsgen.ops.pool import PoolAttrs, max_pool, output_size
 from hlsgen.ops.resize import ResizeAttrs, resize_nearest
+from hlsgen.rtl.words import divisor_word
 from hlsgen.quant.arith import quantize_multiplier
 
 D_W, ADDR_W = 8, 10
-OP_ADD, OP_REQ, OP_GAVG, OP_GMAX = 0, 1, 3, 4
+OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = 0, 1, 3, 4, 5, 6
+MAX_WINDOW = 4  # kernels up to 4x4: the divisor table has a word per count 0..16
+DIV_DEPTH = MAX_WINDOW * MAX_WINDOW + 1
+
+
+def divisor_table(seed: int) -> list[tuple[int, int]]:
+    """(multiplier, shift) per window count: about 1 / count, randomly off."""
+    gen = random.Random(seed)
+    return [quantize_multiplier(gen.uniform(0.5, 1.5) / max(c, 1)) for c in range(DIV_DEPTH)]
+
+
+def window_attrs(gen, h: int, w: int) -> PoolAttrs:
+    """A random 2-D pooling geometry with at least one window on an h x w map (pads below the window)."""
+    while True:
+        k = (gen.randint(1, MAX_WINDOW), gen.randint(1, MAX_WINDOW))
+        d = (gen.randint(1, 2), gen.randint(1, 2))
+        pads = tuple(gen.randint(0, k[i % 2] - 1) for i in range(4))
+        a = PoolAttrs(k, (gen.randint(1, 3), gen.randint(1, 3)), pads, d, gen.random() < 0.5, gen.random() < 0.5)
+        sizes = [output_size(n, k[i], a.strides[i], d[i], pads[i], pads[2 + i], a.ceil_mode) for i, n in
+                 enumerate((h, w))]
+        if min(sizes) >= 1:
+            return a
+
+
+def window_fields(a: PoolAttrs, h: int, w: int) -> dict:
+    """The engine's window fields, as the program compiler sets them (hlsgen/rtl/program.py)."""
+    oh, ow = (output_size(n, a.kernel_shape[i], a.strides[i], a.dilations[i], a.pads[i], a.pads[2 + i],
+                          a.ceil_mode) for i, n in enumerate((h, w)))
+    lo, hi = ((-a.pads[0], -a.pads[1]), (h + a.pads[2], w + a.pads[3])) if a.count_include_pad else ((0, 0), (h, w))
+    return dict(cfg_w=ow, cfg_pixels=oh * ow, cfg_in_h=h, cfg_in_w=w, cfg_sx=a.strides[1], cfg_sy=a.strides[0],
+                cfg_x0=-a.pads[1], cfg_y0=-a.pads[0], cfg_pix0=-a.pads[0] * w - a.pads[1],
+                cfg_row_step=a.strides[0] * w, cfg_kh=a.kernel_shape[0], cfg_kw=a.kernel_shape[1],
+                cfg_dil_x=a.dilations[1], cfg_dil_y=a.dilations[0], cfg_dil_row=a.dilations[0] * w,
+                cfg_cnt_y0=lo[0], cfg_cnt_x0=lo[1], cfg_cnt_y1=hi[0], cfg_cnt_x1=hi[1], cfg_div_base=0)
 
 
 def store(x: np.ndarray, base: int, lanes: int) -> dict:
@@ -26,21 +65,23 @@ def store(x: np.ndarray, base: int, lanes: int) -> dict:
     return memory
 
 
-async def run_op(dut, gen, lanes: int) -> None:
+async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     np_rng = np.random.default_rng(gen.randrange(1 << 30))
-    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX])
+    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX])
     channels, h, w = gen.randint(1, 2 * lanes + 1), gen.randint(1, 5), gen.randint(1, 5)
     a_signed, b_signed, y_signed = gen.random() < 0.5, gen.random() < 0.5, gen.random() < 0.5
     qlo, qhi = (-128, 127) if y_signed else (0, 255)
     rand = lambda s: np_rng.integers(-128, 128, (1, channels, h, w)) if s else np_rng.integers(0, 256, (1, channels, h, w))  # noqa: E731
     a, b = rand(a_signed), rand(b_signed)
     up_y, up_x = (gen.randint(1, 3), gen.randint(1, 3)) if op == OP_REQ else (1, 1)
-    cfg = dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
+    # window fields of a 1x1 window (unused but by the windowed pools, which set their own)
+    cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
                cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=w * up_x, cfg_pixels=h * up_y * w * up_x,
                cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w,
                cfg_passes=-(-channels // lanes), cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
                cfg_b_signed=int(b_signed), cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=qlo, cfg_hi=qhi,
                cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
+    taps = 1
     if op == OP_ADD:
         attrs = QAddAttrs(gen.randint(-5, 5), gen.randint(-5, 5), gen.randint(1 << 14, (1 << 16) - 1),
                           gen.randint(1 << 13, 1 << 16), gen.randint(14, 17), gen.randint(-3, 3), qlo, qhi)
@@ -57,6 +98,19 @@ async def run_op(dut, gen, lanes: int) -> None:
         attrs = QAveragePoolAttrs(None, gen.randint(-5, 5), ((h * w, m, s),), gen.randint(-3, 3), qlo, qhi)
         want = qaverage_pool(attrs, a)[0]
         cfg.update(cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
+    elif op == OP_WAVG:
+        pool = window_attrs(gen, h, w)
+        attrs = QAveragePoolAttrs(pool, gen.randint(-5, 5), tuple((c, m, s) for c, (m, s) in enumerate(divisors)),
+                                  gen.randint(-3, 3), qlo, qhi)
+        want = qaverage_pool(attrs, a)[0]
+        cfg.update(window_fields(pool, h, w), cfg_op=op, cfg_a_zp=attrs.input_zero_point, cfg_zp=attrs.zero_point)
+        taps = pool.kernel_shape[0] * pool.kernel_shape[1]
+    elif op == OP_WMAX:
+        pool = window_attrs(gen, h, w)
+        want = max_pool(pool, a)[0]
+        cfg.update(window_fields(pool, h, w), cfg_op=op, cfg_lo=-128 if a_signed else 0, cfg_hi=127 if a_signed else 255)
+        taps = pool.kernel_shape[0] * pool.kernel_shape[1]
+        y_signed = a_signed
     else:
         want = a.max(axis=(2, 3), keepdims=True)[0]
         cfg.update(cfg_lo=-128 if a_signed else 0, cfg_hi=127 if a_signed else 255)
@@ -69,7 +123,7 @@ async def run_op(dut, gen, lanes: int) -> None:
     got = {}
     dut.start.value = 1
     a_addr = b_addr = [0] * lanes
-    for _ in range(cfg["cfg_passes"] * cfg["cfg_pixels"] + 20):
+    for _ in range(cfg["cfg_passes"] * cfg["cfg_pixels"] * taps + 20):
         await RisingEdge(dut.clk)
         dut.start.value = 0
         dut.a_data.value = pack([memory_a.get((c, a_addr[c]), 0) for c in range(lanes)], D_W)
@@ -92,12 +146,18 @@ async def run_op(dut, gen, lanes: int) -> None:
 async def results_are_exact(dut):
     lanes = config()["parameters"]["C"]
     gen = rng()
+    divisors = divisor_table(config()["div_seed"])
     dut.start.value = 0
     await start(dut)
-    for _ in range(40):
-        await run_op(dut, gen, lanes)
+    for _ in range(60):
+        await run_op(dut, gen, lanes, divisors)
 
 
 @pytest.mark.rtl
 def test_vector_engine():
-    run_bench(__file__, "hg_vector_engine", {"C": 4, "ADDR_W": ADDR_W, "CNT_W": 6, "PIX_W": 8}, {"seed": 13})
+    table = build_root() / "vector_engine_divisors.mem"
+    table.parent.mkdir(parents=True, exist_ok=True)
+    word = divisor_word()
+    table.write_text("".join(f"{word.pack(mult=m, shift=s):06x}\n" for m, s in divisor_table(7)))
+    run_bench(__file__, "hg_vector_engine", {"C": 4, "ADDR_W": ADDR_W, "CNT_W": 6, "PIX_W": 8, "DIV_DEPTH": DIV_DEPTH,
+                                             "DIV_INIT": f'"{table}"'}, {"seed": 13, "div_seed": 7})
