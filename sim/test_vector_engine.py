@@ -108,7 +108,8 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     elif op == OP_WMAX:
         pool = window_attrs(gen, h, w)
         want = max_pool(pool, a)[0]
-        cfg.update(window_fields(pool, h, w), cfg_op=op, cfg_lo=-128 if a_signed else 0, cfg_hi=127 if a_signed else 255)
+        cfg.update(window_fields(pool, h, w), cfg_op=op, cfg_lo=-128 if a_signed else 0,
+                   cfg_hi=127 if a_signed else 255)
         taps = pool.kernel_shape[0] * pool.kernel_shape[1]
         y_signed = a_signed
     else:

@@ -311,8 +311,10 @@ class _Compiler:
         else:
             kernel, strides, dil = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations)
             begin, end = tuple(a.pads[:2]), tuple(a.pads[2:])
-        # a stride along an axis with one output is never taken: 1 lets DS-CNN's 24 x 5 pool fit the field
+        # a stride along an axis with one output is never taken: 1 lets DS-CNN's 24 x 5 pool fit the field;
+        # nor a dilation along an axis of a one-tap window
         sy, sx = (s if o > 1 else 1 for s, o in zip(strides, (out.height, out.width)))
+        dil = tuple(d if k > 1 else 1 for d, k in zip(dil, kernel))
         if max(sy, sx) > MAX_STRIDE:
             self.fail(node, f"pooling strides above {MAX_STRIDE} are not implemented in the RTL")
         counted = (begin, (x.height + end[0], x.width + end[1])) if a.count_include_pad else \
@@ -359,8 +361,12 @@ class _Compiler:
             f = layer.fields
             counts += [f.get(k, 0) for k in ("tr", "tc", "ts", "passes", "out_channels")]
         pixels = max([1] + [m.pixels for m in maps.values()])
+        # signed linear offsets: the window origins and steps (a pool's padding may reach past a map's pixels)
+        offsets = max([0] + [abs(layer.fields.get(k, 0)) for layer in self.layers
+                             for k in ("pix0", "row_step", "dil_row")])
         widths = {
-            "ADDR_W": self.addr_w, "DIM_W": DIM_W, "OFF_W": max(self.addr_w, pixels.bit_length(), DIM_W) + 2,
+            "ADDR_W": self.addr_w, "DIM_W": DIM_W,
+            "OFF_W": max(self.addr_w, pixels.bit_length(), offsets.bit_length(), DIM_W) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
             "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "W_W": self.weight_w, "WB_W": self.weight_w.bit_length(),
         }
