@@ -5,7 +5,9 @@
 // into the other weight bank (R cycles, one row per cycle), and its taps load from the tap table.
 // The first tile's weights load first (R cycles). Dot products leave the array into the accumulator;
 // the last row tile's sums go through the requantizer to the writer, with their pixel and channel
-// block. Every stage is a fixed pipeline: nothing ever stalls.
+// block. Every stage is a fixed pipeline. With EXT_WEIGHTS the weights come from hg_weight_dma's two tile
+// slots instead of the ROM: a load waits until its slot is full, and a tile lasts until the next tile's
+// load is R - 1 cycles in (on chip that is always within max(P_t, R), so on-chip cycles do not change).
 `default_nettype none
 module hg_array_engine #(
     parameter integer R = 4,
@@ -39,6 +41,7 @@ module hg_array_engine #(
     parameter integer ACC_DEPTH = 512,
     parameter integer WROM_DEPTH = 64,
     parameter WROM_INIT = "",
+    parameter integer EXT_WEIGHTS = 0,    // 1: weights from hg_weight_dma (wx_*), no ROM
     parameter integer TAP_DEPTH = 8,
     parameter TAP_INIT = "",
     parameter integer PAR_DEPTH = 8,
@@ -93,6 +96,12 @@ module hg_array_engine #(
     input  wire                   dw_wr_en,
     input  wire [ADDR_W-1:0]      dw_wr_addr,
     input  wire [C*D_W-1:0]       dw_wr_data,
+    // EXT_WEIGHTS: the tile slots of hg_weight_dma
+    input  wire [1:0]             wx_full,
+    output wire                   wx_release,
+    output wire                   wx_slot,
+    output wire [WSA_W-1:0]       wx_addr,
+    input  wire [C*W_W-1:0]       wx_data,
     // activation memory: lane r reads bank r (one cycle of latency)
     output wire [R*ADDR_W-1:0]    rd_addr,
     input  wire [R*D_W-1:0]       rd_data,
@@ -127,8 +136,14 @@ module hg_array_engine #(
     wire last_tile = last_rt && last_ct && last_st;
     wire [PIX_W-1:0] p_t = last_st ? cfg_pt_last : cfg_pt;
     wire [PIX_W-1:0] period = (p_t > R_PIX) ? p_t : R_PIX;
-    wire period_end = tcnt == period - 1'b1;
     wire running = state == S_RUN;
+    // the next tile's weights: the load starts once its slot is full (always, from the ROM), and the tiles
+    // may switch R - 1 cycles after it started
+    reg              loaded;
+    reg [ROW_W-1:0]  ld_wait;
+    wire next_ready = EXT_WEIGHTS == 0 || wx_full[running && !bank];
+    wire switch_ok = loaded && ld_wait == {ROW_W{1'b0}};
+    wire period_end = (tcnt == period - 1'b1 || tcnt == period) && (last_tile || switch_ok);
     wire issue = running && tcnt < p_t;
     wire next_new_spatial = last_rt && last_ct;
     wire [CNT_W-1:0] n_rt = last_rt ? {CNT_W{1'b0}} : rt + 1'b1;
@@ -136,8 +151,11 @@ module hg_array_engine #(
     wire [WSA_W-1:0] n_wt = next_new_spatial ? cfg_w_base : wt + tile_slices[WSA_W-1:0];
     wire boot = state == S_IDLE && start;
     wire advance = running && period_end && !last_tile;
-    // the next tile's weights and taps load at the start of every period but the last one
-    wire prefetch = running && tcnt == {PIX_W{1'b0}} && !last_tile;
+    wire load_end = state == S_LOAD && switch_ok;
+    // the first tile's weights and taps load at the start, the next tile's in every period but the last one
+    wire first_load = (boot || (state == S_LOAD && !loaded)) && next_ready;
+    wire prefetch = running && !loaded && !last_tile && next_ready;
+    wire load_go = first_load || prefetch;
 
     always @(posedge clk) begin
         if (rst) begin
@@ -152,15 +170,12 @@ module hg_array_engine #(
                     slot_off <= {ADDR_W{1'b0}};
                     bank <= 1'b0;
                 end
-                S_LOAD: begin
-                    tcnt <= tcnt + 1'b1;
-                    if (tcnt == R_PIX - 1'b1) begin
-                        state <= S_RUN;
-                        tcnt <= {PIX_W{1'b0}};
-                    end
+                S_LOAD: if (load_end) begin
+                    state <= S_RUN;
+                    tcnt <= {PIX_W{1'b0}};
                 end
                 default: begin
-                    tcnt <= tcnt + 1'b1;
+                    if (tcnt != period) tcnt <= tcnt + 1'b1;   // past the pixels, it waits for the weights
                     if (period_end) begin
                         tcnt <= {PIX_W{1'b0}};
                         if (last_tile) begin
@@ -180,6 +195,17 @@ module hg_array_engine #(
         end
     end
 
+    always @(posedge clk) begin
+        if (rst || load_end || advance) begin
+            loaded <= 1'b0;
+        end else if (load_go) begin
+            loaded <= 1'b1;
+            ld_wait <= first_load ? ROW_LAST : ROW_LAST - 1'b1;   // the first load ends S_LOAD a cycle later
+        end else if (ld_wait != {ROW_W{1'b0}}) begin
+            ld_wait <= ld_wait - 1'b1;
+        end
+    end
+
     // ---- weights: R rows of the next tile into the idle bank --------------------------------------
     reg             wl_active;
     reg [ROW_W-1:0] wl_row;
@@ -195,11 +221,11 @@ module hg_array_engine #(
             wl_active <= 1'b0;
             w_we <= 1'b0;
         end else begin
-            if (boot || prefetch) begin
+            if (load_go) begin
                 wl_active <= 1'b1;
                 wl_row <= {ROW_W{1'b0}};
-                w_addr <= boot ? cfg_w_base : n_wt;
-                wl_bank <= boot ? 1'b0 : !bank;
+                w_addr <= running ? n_wt : cfg_w_base;
+                wl_bank <= running && !bank;
             end else if (wl_active) begin
                 wl_row <= wl_row + 1'b1;
                 w_addr <= w_addr + {{(WSA_W-WB_W){1'b0}}, cfg_w_bits};
@@ -211,8 +237,18 @@ module hg_array_engine #(
         end
     end
 
-    hg_weight_rom #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(WS), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
-        .clk(clk), .addr(w_addr), .bits(cfg_w_bits), .data(w_data));
+    assign wx_release = wl_active && wl_row == ROW_LAST;
+    assign wx_slot = wl_bank;
+    assign wx_addr = w_addr;
+    generate
+        if (EXT_WEIGHTS != 0) begin : g_ext
+            assign w_data = wx_data;
+        end else begin : g_rom
+            hg_weight_rom #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(WS), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
+                .clk(clk), .addr(w_addr), .bits(cfg_w_bits), .data(w_data));
+            wire unused_wx = ^{wx_full, wx_data};
+        end
+    endgenerate
 
     // ---- taps of the current row tile ------------------------------------------------------------
     reg  [R*TAP_W-1:0] taps;
@@ -220,15 +256,15 @@ module hg_array_engine #(
     reg                tap_pending;
     reg  [R*TAP_W-1:0] taps_next;
     wire [CNT_W+TAP_AW-1:0] n_rt_wide = {{TAP_AW{1'b0}}, n_rt};
-    wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (boot ? {TAP_AW{1'b0}} : n_rt_wide[TAP_AW-1:0]);
+    wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (running ? n_rt_wide[TAP_AW-1:0] : {TAP_AW{1'b0}});
 
     hg_rom #(.W(R * TAP_W), .DEPTH(TAP_DEPTH), .INIT(TAP_INIT)) tap_table (
         .clk(clk), .addr(tap_addr), .data(tap_word));
 
     always @(posedge clk) begin
-        tap_pending <= boot || prefetch;
+        tap_pending <= load_go;
         if (tap_pending) taps_next <= tap_word;
-        if ((state == S_LOAD && tcnt == R_PIX - 1'b1) || advance) taps <= taps_next;
+        if (load_end || advance) taps <= taps_next;
     end
 
     // ---- window vectors ----------------------------------------------------------------------------

@@ -18,7 +18,7 @@ module hg_weight_rom #(
     input  wire            clk,
     input  wire [SA_W-1:0] addr,          // the row's first slice
     input  wire [WB_W-1:0] bits,          // its width, 1 to W_W
-    output reg  [C*W_W-1:0] data
+    output wire [C*W_W-1:0] data
 );
     localparam [31:0] LAST = DEPTH - 1;
 
@@ -38,14 +38,7 @@ module hg_weight_rom #(
         bits_1 <= bits;
     end
 
-    wire [2*C*S-1:0] pair = {high, low} >> (first * C);
-    wire [31:0] sign_slice = {{(32-WB_W){1'b0}}, bits_1} - 32'd1;
-    wire [C-1:0] sign = pair[sign_slice*C +: C];
-    integer j, c;
-    always @* begin
-        for (j = 0; j < W_W; j = j + 1)
-            for (c = 0; c < C; c = c + 1)
-                data[c*W_W + j] = (j < {{(32-WB_W){1'b0}}, bits_1}) ? pair[j*C + c] : sign[c];
-    end
+    hg_weight_row #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(S)) row (
+        .low(low), .high(high), .first(first), .bits(bits_1), .data(data));
 endmodule
 `default_nettype wire

@@ -63,6 +63,7 @@ class Program:
     widths: dict[str, int]
     dw_copies: int  # depthwise window copies (0: no depthwise layer)
     dw_depth: int
+    weights_external: bool = False  # the weights stream from external memory (hg_weight_dma), a word per beat
 
     @property
     def word_parameters(self) -> dict[str, int]:
@@ -109,9 +110,6 @@ class _Compiler:
         if self.target.array.dataflow != "weight_stationary":
             raise MappingError("the RTL implements the weight-stationary dataflow only "
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
-        if self.mapping.weights_external:
-            raise MappingError("the layer program keeps the weights in external memory, and the RTL's AXI4 master "
-                               "that streams them is not built yet (the HLS C++ reads them through m_axi)")
         if len(g.inputs) != 1 or len(g.outputs) != 1:
             raise MappingError("the RTL streams one input and one output")
         widths = self.target.widths
@@ -133,6 +131,13 @@ class _Compiler:
         # chose them)
         self.weight_w = max([2] + [layer.row.weight_bits for layer in self.layers if layer.kind == ARRAY])
         self.word_slices = slices_per_word(self.weight_w)
+        if self.mapping.weights_external:  # an AXI4 beat is a word of the weight image
+            data_bits = self.target.external_memory.data_bits
+            if data_bits < C * self.word_slices:
+                raise MappingError(f"the weights stream from external memory, and a {data_bits}-bit AXI4 beat holds "
+                                   f"fewer than a row of {C} weights at {self.weight_w} bits (the RTL reads a row "
+                                   "from at most two beats)")
+            self.word_slices = data_bits // C
         for layer in self.layers:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
@@ -140,7 +145,7 @@ class _Compiler:
         return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
                        memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
                        self.word_slices, self.taps, self.params,
-                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth)
+                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external)
 
     # ---- what the RTL's modules implement ---------------------------------------------------------
     def _add_layer(self, row: LayerMap) -> None:

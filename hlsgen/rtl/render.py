@@ -16,6 +16,7 @@ from ..hw.tiling import accumulator_depth
 from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import Program
+from .weight_dma import AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image
 from .words import POOL_W, SHIFT_W, STRIDE_W, UP_W, VEC_MULT_W, Z_W
 
 MEMORIES = ("weights", "taps", "params", "lut", "divisors")
@@ -28,6 +29,7 @@ class RtlFiles:
     tb: str  # module name of its testbench
     sources: tuple[Path, ...]  # every Verilog file, hand-written modules first
     memories: tuple[Path, ...]
+    weight_image: Path | None = None  # the weights the testbench loads into external memory (hg_weight_dma)
 
     @property
     def design_sources(self) -> tuple[Path, ...]:
@@ -46,7 +48,7 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
     w = program.widths
     aw, dim, off, cnt, pix = w["ADDR_W"], w["DIM_W"], w["OFF_W"], w["CNT_W"], w["PIX_W"]
     rom = {m: _aw(len(getattr(program, m))) for m in MEMORIES}
-    rom["weights"] += (program.weight_word_slices - 1).bit_length()  # a slice address
+    rom["weights"] = _aw(weight_depth(program)) + (program.weight_word_slices - 1).bit_length()  # a slice address
     return [
         ("kind", 1),
         ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", STRIDE_W), ("sy", STRIDE_W),
@@ -104,14 +106,22 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
                  "params": program.cols * shared["PAR_W"], "lut": t.widths.operand_bits,
                  "divisors": shared["DIV_W"]}
     memories = []
+    image = folder / "weights.bin" if program.weights_external else None
+    if image is not None:
+        image.write_bytes(weight_image(program))
     for name in MEMORIES:
+        if name == "weights" and image is not None:  # no weight ROM
+            continue
         path = folder / f"{name}.mem"
         path.write_text(_hex_lines(getattr(program, name), word_bits[name]))
         memories.append(path)
     context = dict(
         top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
         w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=out, acc_depth=accumulator_depth(t),
-        depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES}, lut_used=bool(program.lut),
+        depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES} | {"weights": weight_depth(program)},
+        tile_words=tile_words(program), tiles_ahead=tiles_ahead(program), axi_aw=AXI_ADDR_BITS,
+        wsa_w=dict(fields)["w_base"], lut_used=bool(program.lut),
+        ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if program.weights_external else 0,
         divisors_used=bool(program.divisors),
         pool_depth=_pool_depth(program),
     )
@@ -123,7 +133,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         shutil.copyfile(src, dst)
         copied.append(dst)
     return RtlFiles(folder, top, f"{top}_tb", tuple(copied + [folder / f"{top}.v", folder / f"{top}_tb.v"]),
-                    tuple(memories))
+                    tuple(memories), image)
 
 
 def _pool_depth(program: Program) -> int:

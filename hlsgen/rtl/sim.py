@@ -24,6 +24,7 @@ from ..hw.cycles import utilization
 from ..hw.program_io import read_program
 from ..npz_io import read_npz
 from ..progress import Step, silent
+from .cocotb_model import DRAM_VAR, WEIGHTS_VAR
 from .program import compile_program
 from .render import write_rtl
 from .runner import Design, build, run
@@ -52,10 +53,11 @@ class SimResult:
 
 
 def simulate(folder: Path, inputs: Path | None = None, images: int | None = None,
-             build_root: Path | None = None, step: Step = silent) -> SimResult:
+             build_root: Path | None = None, step: Step = silent, backpressure: bool = False) -> SimResult:
     """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`). The
     Verilator build goes to OUT/sim/build, or to a folder of `build_root` named after the design; `step`
-    reports the Verilator build and the simulation as they run."""
+    reports the Verilator build and the simulation as they run. Weights in external memory come from an
+    AXI RAM at the target's sustained rate, with `backpressure` also pausing a random half of the beats."""
     folder = Path(folder)
     quantized = load_build(folder)
     target = _build_target(folder)
@@ -92,6 +94,9 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
             build_seconds = build(design, log_file=work / "build.log")
         start = time.perf_counter()
         env = {"HLSGEN_SIM_CYCLES": str(CYCLE_BUDGET * mapping.cycles * count + 10_000)}
+        if files.weight_image is not None:
+            env |= {WEIGHTS_VAR: str(files.weight_image.resolve()),
+                    DRAM_VAR: f"{target.external_memory.bytes_per_cycle} {int(backpressure)}"}
         with step(f"RTL simulation of {count} image(s)"):
             tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
                                 plusargs=[f"+images={count}"])

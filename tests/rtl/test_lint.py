@@ -12,7 +12,8 @@ from tests.hw.models import integer_graph
 
 MODULES = sorted(m for src in rtl_sources() for m in re.findall(r"^module\s+(\w+)", src.read_text(), re.M))
 # parameters under which a module has every optional part (defaults elsewhere)
-VARIANTS = {"hg_dw_window": {"COPIES": 3, "DEPTH": 40}, "hg_array_engine": {"DW_COPIES": 2, "DW_DEPTH": 30},
+VARIANTS = {"hg_dw_window": {"COPIES": 3, "DEPTH": 40},
+            "hg_array_engine": {"DW_COPIES": 2, "DW_DEPTH": 30, "EXT_WEIGHTS": 1},
             "hg_vector_lane": {"LUT_DEPTH": 16}, "hg_vector_engine": {"LUT_DEPTH": 16, "DIV_DEPTH": 20}}
 
 
@@ -29,6 +30,19 @@ def test_module_is_lint_clean(module):
 @pytest.mark.parametrize("model", ["digits", "mnist-8", "residual", "mobilenet", "autoencoder", "window_pools"])
 def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
     files = write_rtl(rtl_program(integer_graph(model), load_target(target)), tmp_path)
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
+
+
+def test_a_top_and_testbench_with_weights_in_external_memory_are_lint_clean(tmp_path):
+    """The example with 16 KiB of weight memory: an AXI4 master port and hg_weight_dma instead of the ROM."""
+    from hlsgen.hw.target import Buffer
+    from tests.hw.models import target_with
+
+    program = rtl_program(integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16)))
+    files = write_rtl(program, tmp_path)
+    assert "hg_weight_dma" in (tmp_path / f"{files.top}.v").read_text()
     for top in (files.top, files.tb):
         ok, messages = lint(list(files.sources), top)
         assert ok, messages

@@ -205,8 +205,32 @@ def test_windowed_pools_are_vector_rows_with_their_window_and_divisors():
     assert len(program.divisors) == 5 + 7
 
 
-def test_weights_in_external_memory_have_no_rtl_yet():
-    """The program streams the weights from DRAM; the RTL has no AXI4 master, so it says so rather than
-    keeping a ROM the program does not describe."""
-    with pytest.raises(MappingError, match="AXI4 master"):
-        rtl_program(integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16)))
+def test_weights_in_external_memory_are_an_image_of_whole_beats(tmp_path):
+    """The program streams the weights from DRAM: a weight word is an AXI4 beat (128 bits: 8 slices of 16
+    weights on systolic16x16), weights.bin holds those words little-endian in place of weights.mem, and the
+    slots hold the widest tile (16 rows of 8 bits = 16 beats); the DMA requests enough tiles to cover 60
+    cycles of latency at 12 bytes per cycle (3 tiles of 256 bytes) besides the two slots."""
+    from hlsgen.rtl.render import write_rtl
+    from hlsgen.rtl.weight_dma import tile_words, tiles_ahead
+
+    on_chip = rtl_program(integer_graph("digits"), target_with())
+    program = rtl_program(integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16)))
+    assert program.weights_external and not on_chip.weights_external
+    assert program.weight_word_slices == 128 // 16
+    files = write_rtl(program, tmp_path)
+    image = files.weight_image.read_bytes()
+    assert len(image) == 16 * len(program.weights)
+    assert [int.from_bytes(image[i:i + 16], "little") for i in range(0, len(image), 16)] == program.weights
+    assert not (tmp_path / "weights.mem").exists() and (tmp_path / "taps.mem").exists()
+    assert (tile_words(program), tiles_ahead(program)) == (16, 5)
+    # the slice stream is the ROM's: the same weights, grouped into words of 8 slices either way
+    assert program.weights == on_chip.weights
+
+
+def test_a_beat_narrower_than_a_row_is_refused():
+    """A 32-bit port cannot hold a row of 16 8-bit weights in two beats: the build says so."""
+    from hlsgen.hw.target import ExternalMemory
+
+    target = target_with(buffers__weight=Buffer(16, 16), external_memory=ExternalMemory(32, 4, 60))
+    with pytest.raises(MappingError, match="32-bit AXI4 beat holds fewer than a row of 16 weights"):
+        rtl_program(integer_graph("digits"), target)

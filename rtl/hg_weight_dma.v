@@ -1,0 +1,168 @@
+// Weights in external memory (docs/rtl.md, "Weights in external memory"): an AXI4 master read port that
+// fetches the running array layer's weight tiles, in the order hg_array_engine loads them, into two tile
+// slots; the engine loads a full slot into the PEs' shadow weights (R rows, one per cycle, as from the
+// weight ROM) and releases it. The weight image in memory is the weight ROM's words, one per beat
+// (DATA_W = C * S: a beat holds S slices of C bits), from byte address `base` (aligned to a beat).
+//
+// Requests run AHEAD tiles ahead of the data (the bursts of the next tile follow those of the last at once,
+// as long as fewer than AHEAD tiles wait for their data), so the memory's read latency is paid once per
+// layer, as in the cycle model; the data of a tile past the two slots waits in the memory: a beat is taken
+// only when its slot is free (RREADY low otherwise), and a slot is full only when its last beat has arrived,
+// so any latency or backpressure delays the engine and never changes a weight. Bursts never cross a 4 KiB
+// boundary.
+`default_nettype none
+module hg_weight_dma #(
+    parameter integer R = 4,
+    parameter integer C = 4,
+    parameter integer W_W = 8,
+    parameter integer WB_W = 4,
+    parameter integer S = 8,             // slices per beat
+    parameter integer WSA_W = 12,        // slice addresses of the weight image
+    parameter integer CNT_W = 10,
+    parameter integer AXI_AW = 32,
+    parameter integer TILE_WORDS = 16,   // beats a slot holds: a power of two, at least a tile's beats
+    parameter integer AHEAD = 2,         // tiles requested ahead of the data: enough to cover the read latency
+    // derived
+    parameter integer DATA_W = C * S,
+    parameter integer SL_W = (S > 1) ? $clog2(S) : 1,
+    parameter integer TW_W = (TILE_WORDS > 1) ? $clog2(TILE_WORDS) : 1,
+    parameter integer LG_B = $clog2(DATA_W / 8),  // bytes per beat
+    parameter integer AH_W = $clog2(AHEAD + 1)
+) (
+    input  wire                clk,
+    input  wire                rst,
+    input  wire                start,        // an array layer starts (its configuration is stable)
+    input  wire [WSA_W-1:0]    cfg_w_base,
+    input  wire [WB_W-1:0]     cfg_w_bits,
+    input  wire [CNT_W-1:0]    cfg_tr,
+    input  wire [CNT_W-1:0]    cfg_tc,
+    input  wire [CNT_W-1:0]    cfg_ts,
+    input  wire [AXI_AW-1:0]   base,
+    // AXI4 read address and data channels (one ID: the data comes back in order)
+    output wire                m_axi_arid,
+    output wire [AXI_AW-1:0]   m_axi_araddr,
+    output wire [7:0]          m_axi_arlen,
+    output wire [2:0]          m_axi_arsize,
+    output wire [1:0]          m_axi_arburst,
+    output wire                m_axi_arvalid,
+    input  wire                m_axi_arready,
+    input  wire                m_axi_rid,
+    input  wire [DATA_W-1:0]   m_axi_rdata,
+    input  wire [1:0]          m_axi_rresp,
+    input  wire                m_axi_rlast,
+    input  wire                m_axi_rvalid,
+    output wire                m_axi_rready,
+    // the engine: slot i holds tile i mod 2 of the layer
+    output reg  [1:0]          full,
+    input  wire                release_slot,   // the engine has read the oldest full slot
+    input  wire                rd_slot,
+    input  wire [WSA_W-1:0]    rd_addr,        // a row's first slice, in the whole image
+    output wire [C*W_W-1:0]    rd_data         // one cycle later, sign-extended (hg_weight_row)
+);
+    localparam integer WD_W = WSA_W - SL_W;   // word (beat) addresses of the image
+    localparam [12:0] PAGE = 13'd4096;
+    localparam [31:0] R32 = R;
+
+    // ---- a tile's beats ----------------------------------------------------------------------------------
+    wire [WSA_W+31:0] tile_span = R32 * {{(32-WB_W){1'b0}}, cfg_w_bits} - 1;   // slices after the first
+    wire [WSA_W-1:0] a_slice, b_slice;
+    wire a_more, b_more;
+    wire [WSA_W-1:0] a_end = a_slice + tile_span[WSA_W-1:0];
+    wire [WSA_W-1:0] b_end = b_slice + tile_span[WSA_W-1:0];
+    wire [WD_W-1:0] a_first = a_slice[WSA_W-1:SL_W], b_first = b_slice[WSA_W-1:SL_W];
+    wire [WD_W-1:0] a_beats = a_end[WSA_W-1:SL_W] - a_first + 1'b1;
+    wire [WD_W-1:0] b_last = b_end[WSA_W-1:SL_W] - b_first;
+
+    // ---- requests ------------------------------------------------------------------------------------------
+    reg             ar_busy;    // a tile's bursts are being requested
+    reg [WD_W-1:0]  ar_word, ar_left;
+    reg [AH_W-1:0]  ahead;      // tiles fully requested, not yet fully received
+    localparam [AH_W-1:0] AHEAD_MAX = AHEAD[AH_W-1:0];
+    wire a_take = !ar_busy && a_more && ahead != AHEAD_MAX;
+    wire [AXI_AW-1:0] word_addr = {{(AXI_AW-WD_W){1'b0}}, ar_word} << LG_B;
+    assign m_axi_araddr = base + word_addr;
+    wire [12:0] page_left = (PAGE - {1'b0, m_axi_araddr[11:0]}) >> LG_B;
+    wire [WD_W+12:0] left_wide = {13'd0, ar_left};
+    wire [WD_W+12:0] burst = left_wide < {{WD_W{1'b0}}, page_left} ? left_wide : {{WD_W{1'b0}}, page_left};
+    wire [WD_W+12:0] burst_1 = burst - 1'b1;
+    assign m_axi_arlen = burst_1[7:0];     // at most 256 beats: a tile is a few beats, a page at most 512
+    assign m_axi_arsize = LG_B[2:0];
+    assign m_axi_arburst = 2'b01;          // INCR
+    assign m_axi_arid = 1'b0;
+    assign m_axi_arvalid = ar_busy;
+    wire ar_fire = m_axi_arvalid && m_axi_arready;
+    wire ar_tile_done = ar_fire && left_wide == burst;
+
+    // ---- data ----------------------------------------------------------------------------------------------
+    reg [DATA_W-1:0] mem [0:2*TILE_WORDS-1];
+    reg              rx_slot, rel_slot;
+    reg [WD_W-1:0]   rx_word;
+    reg [WD_W-1:0]   slot_base [0:1];
+    assign m_axi_rready = b_more && !full[rx_slot];
+    wire r_fire = m_axi_rvalid && m_axi_rready;
+    wire rx_tile_done = r_fire && rx_word == b_last;
+
+    hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) request_tiles (
+        .clk(clk), .rst(rst), .init(start), .step(a_take), .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits),
+        .cfg_tr(cfg_tr), .cfg_tc(cfg_tc), .cfg_ts(cfg_ts), .slice(a_slice), .more(a_more));
+    hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) data_tiles (
+        .clk(clk), .rst(rst), .init(start), .step(rx_tile_done), .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits),
+        .cfg_tr(cfg_tr), .cfg_tc(cfg_tc), .cfg_ts(cfg_ts), .slice(b_slice), .more(b_more));
+
+    always @(posedge clk) begin
+        if (rst || start) begin
+            ar_busy <= 1'b0;
+            ahead <= {AH_W{1'b0}};
+            full <= 2'b00;
+            rx_slot <= 1'b0;
+            rel_slot <= 1'b0;
+            rx_word <= {WD_W{1'b0}};
+        end else begin
+            if (a_take) begin
+                ar_busy <= 1'b1;
+                ar_word <= a_first;
+                ar_left <= a_beats;
+            end else if (ar_fire) begin
+                ar_word <= ar_word + burst[WD_W-1:0];
+                ar_left <= ar_left - burst[WD_W-1:0];
+                if (ar_tile_done) ar_busy <= 1'b0;
+            end
+            ahead <= ahead + {{(AH_W-1){1'b0}}, ar_tile_done} - {{(AH_W-1){1'b0}}, rx_tile_done};
+            if (r_fire) begin
+                mem[{rx_slot, rx_word[TW_W-1:0]}] <= m_axi_rdata;
+                rx_word <= rx_tile_done ? {WD_W{1'b0}} : rx_word + 1'b1;
+            end
+            if (rx_tile_done) begin
+                full[rx_slot] <= 1'b1;
+                slot_base[rx_slot] <= b_first;
+                rx_slot <= !rx_slot;
+            end
+            if (release_slot) begin
+                full[rel_slot] <= 1'b0;
+                rel_slot <= !rel_slot;
+            end
+        end
+    end
+
+    // ---- rows for the engine: the word pair a row may straddle, relative to its slot's first word ----------
+    wire [WD_W-1:0] rd_word = rd_addr[WSA_W-1:SL_W] - slot_base[rd_slot];
+    wire [TW_W-1:0] rd_low = rd_word[TW_W-1:0];
+    wire [TW_W-1:0] rd_high = rd_low + 1'b1;   // wraps within the slot when the row ends in its last word
+    reg  [DATA_W-1:0] low, high;
+    reg  [SL_W-1:0]   first;
+    reg  [WB_W-1:0]   bits_1;
+    always @(posedge clk) begin
+        low <= mem[{rd_slot, rd_low}];
+        high <= mem[{rd_slot, rd_high}];
+        first <= rd_addr[SL_W-1:0];
+        bits_1 <= cfg_w_bits;
+    end
+
+    hg_weight_row #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(S)) row (
+        .low(low), .high(high), .first(first), .bits(bits_1), .data(rd_data));
+
+    // one ID and whole bursts: the data's ID, response and last flag say nothing the beat count does not
+    wire unused = ^{m_axi_rid, m_axi_rresp, m_axi_rlast, tile_span[WSA_W+31:WSA_W], burst_1[WD_W+12:8],
+                    rd_word[WD_W-1:TW_W], rx_word[WD_W-1:TW_W], a_end[SL_W-1:0], b_end[SL_W-1:0]};
+endmodule
+`default_nettype wire

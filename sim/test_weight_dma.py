@@ -1,0 +1,107 @@
+"""hg_weight_dma alone: three layers of random weights at 5, 8 and 3 bits (tiles that start mid-beat, rows
+that straddle two beats) in cocotbext-axi's AXI RAM from a base 24 bytes below a 4 KiB page, read with
+random pauses on the AR and R channels while a stand-in for the array engine takes the tiles in its order
+(spatial, column, row tile) after random delays: every row comes back sign-extended exactly as the weight
+ROM would give it, every tile's beats are fetched once per use, no burst crosses a 4 KiB boundary, and
+nothing is requested before or between array layers (a vector layer's configuration in between)."""
+import random
+
+import numpy as np
+import pytest
+from cocotb.triggers import ReadOnly, RisingEdge
+
+import cocotb
+from bench import config, rng, run_bench, start, unpack
+from hlsgen.rtl.weight_rom import WeightSlices
+
+R, C, W_W, S = 4, 8, 8, 8   # a beat holds S slices of C bits: 64-bit AXI4 data
+BEAT = C * S // 8
+BASE = 0x1000 - 3 * BEAT
+LAYERS = [(5, 3, 2, 2), (8, 2, 1, 3), (3, 5, 1, 1)]   # (bits, row tiles, column tiles, spatial tiles)
+TILE_WORDS, AHEAD = 8, 3
+
+
+def image(seed: int):
+    """The weight image's words and, per layer, (first slice, [tile rows [R, C]] in the engine's order)."""
+    gen = np.random.default_rng(seed)
+    stream, layers = WeightSlices(C), []
+    for bits, tr, tc, ts in LAYERS:
+        rows = gen.integers(-(1 << (bits - 1)), 1 << (bits - 1), (tc * tr * R, C))
+        rows[0, :2] = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        layers.append((stream.append(rows, bits), rows.reshape(tc * tr, R, C)))
+    return stream.words(S), layers
+
+
+def pauses(seed: int, p: float):
+    gen = random.Random(seed)
+    while True:
+        yield gen.random() < p
+
+
+@cocotb.test()
+async def tiles_arrive_in_the_engines_order(dut):
+    from cocotbext.axi import AxiRamRead, AxiReadBus
+
+    gen = rng()
+    words, layers = image(config()["image_seed"])
+    ram = AxiRamRead(AxiReadBus.from_prefix(dut, "m_axi"), dut.clk, size=0x4000)
+    ram.write(BASE, b"".join(w.to_bytes(BEAT, "little") for w in words))
+    ram.ar_channel.set_pause_generator(pauses(3, 0.3))
+    ram.r_channel.set_pause_generator(pauses(4, 0.5))
+    bursts = []
+
+    async def watch_requests():
+        while True:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            if dut.m_axi_arvalid.value and dut.m_axi_arready.value:
+                bursts.append((int(dut.m_axi_araddr.value), int(dut.m_axi_arlen.value) + 1))
+
+    cocotb.start_soon(watch_requests())
+    dut.base.value, dut.start.value, dut.release_slot.value = BASE, 0, 0
+    dut.rd_slot.value, dut.rd_addr.value = 0, 0
+    await start(dut)
+    checked, beats = 0, 0
+    for (bits, tr, tc, ts), (w_base, tiles) in zip(LAYERS, layers):
+        # a vector layer's configuration in between: the DMA requests nothing until the next array layer starts
+        requested = len(bursts)
+        dut.cfg_w_base.value, dut.cfg_w_bits.value, dut.cfg_tr.value, dut.cfg_tc.value, dut.cfg_ts.value = 0, 0, 0, 0, 0
+        for _ in range(20):
+            await RisingEdge(dut.clk)
+        assert len(bursts) == requested and not int(dut.m_axi_arvalid.value), "a request outside an array layer"
+        dut.cfg_w_base.value, dut.cfg_w_bits.value = w_base, bits
+        dut.cfg_tr.value, dut.cfg_tc.value, dut.cfg_ts.value = tr, tc, ts
+        dut.start.value = 1
+        await RisingEdge(dut.clk)
+        dut.start.value = 0
+        for k in range(ts * tc * tr):
+            slot, tile = k % 2, k % (tc * tr)
+            first = w_base + tile * R * bits
+            beats += (first + R * bits - 1) // S - first // S + 1
+            for _ in range(gen.randrange(8)):
+                await RisingEdge(dut.clk)
+            while not (int(dut.full.value) >> slot) & 1:
+                await RisingEdge(dut.clk)
+            for j in range(R + 1):   # a row's data comes a cycle after its address
+                if j < R:
+                    dut.rd_slot.value, dut.rd_addr.value = slot, first + j * bits
+                dut.release_slot.value = int(j == R - 1)
+                await RisingEdge(dut.clk)
+                if j > 0:
+                    got = unpack(dut.rd_data.value, C, W_W)
+                    assert got == [int(v) for v in tiles[tile][j - 1]], f"layer at {w_base}, tile {k}, row {j - 1}"
+                    checked += 1
+            dut.release_slot.value = 0
+    assert checked == sum(R * tr * tc * ts for _, tr, tc, ts in LAYERS)
+    assert sum(n for _, n in bursts) == beats, "every tile's beats, once per use"
+    assert all((a & 0xFFF) + n * BEAT <= 0x1000 for a, n in bursts), "a burst crosses a 4 KiB boundary"
+    assert any(a == 0x1000 for a, _ in bursts), "the first tile splits at the page boundary"
+
+
+@pytest.mark.rtl
+def test_weight_dma():
+    words, _ = image(seed=5)
+    wsa_w = max(len(words), 2 * TILE_WORDS).bit_length() + (S - 1).bit_length()
+    run_bench(__file__, "hg_weight_dma", {"R": R, "C": C, "W_W": W_W, "WB_W": W_W.bit_length(), "S": S,
+                                          "WSA_W": wsa_w, "CNT_W": 4, "TILE_WORDS": TILE_WORDS, "AHEAD": AHEAD},
+              {"seed": 2, "image_seed": 5})
