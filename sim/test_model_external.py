@@ -3,7 +3,8 @@
 sustained bytes per cycle behind its read latency. Bit-exact against the integer reference, within 3% of
 the model's cycles at that rate, and still bit-exact (only slower) with random backpressure on the R
 channel besides: the example with its weight memory shrunk to 16 KiB on both targets, and MLPerf Tiny's
-ResNet-8 (78,744 weight bytes) on the shipped systolic8x8 (64 KiB)."""
+ResNet-8 (78,744 weight bytes) on the shipped systolic8x8 (64 KiB) and MobileNetV1-0.25 (96x96) on the
+shipped systolic8x8 and systolic16x16."""
 import json
 from pathlib import Path
 
@@ -13,7 +14,7 @@ import pytest
 import yaml
 
 from bench import build_root
-from hlsgen.architectures import calibration_data, resnet8
+from hlsgen import architectures
 from hlsgen.cli import main
 from hlsgen.hw.target import builtin_targets
 from hlsgen.rtl.sim import simulate
@@ -56,12 +57,17 @@ def test_the_example_with_its_weights_in_external_memory_is_bit_exact(tmp_path, 
     check(out, EXAMPLE / "test.npz", 6, 10)
 
 
+ARCHITECTURES = [("resnet8", "systolic8x8", 10), ("mobilenet_v1", "systolic8x8", 2),
+                 ("mobilenet_v1", "systolic16x16", 2)]
+
+
 @pytest.mark.rtl
-def test_resnet8_streams_its_weights_on_the_shipped_8x8_target(tmp_path):
-    model = resnet8()
-    onnx.save(model, str(tmp_path / "resnet8.onnx"))
+@pytest.mark.parametrize("name, target, outputs", ARCHITECTURES, ids=[f"{n}-{t}" for n, t, _ in ARCHITECTURES])
+def test_mlperf_tiny_architectures_stream_their_weights_on_the_shipped_targets(tmp_path, name, target, outputs):
+    model = getattr(architectures, name)()
+    onnx.save(model, str(tmp_path / "model.onnx"))
     key = model.graph.input[0].name
-    np.savez(tmp_path / "calib.npz", **{key: calibration_data(model, n=16, seed=0)})
-    np.savez(tmp_path / "test.npz", **{key: calibration_data(model, n=2, seed=1)})
-    out = build(tmp_path / "resnet8.onnx", tmp_path / "calib.npz", "systolic8x8", tmp_path / "build")
-    check(out, tmp_path / "test.npz", 2, 10)
+    np.savez(tmp_path / "calib.npz", **{key: architectures.calibration_data(model, n=16, seed=0)})
+    np.savez(tmp_path / "test.npz", **{key: architectures.calibration_data(model, n=1, seed=1)})
+    out = build(tmp_path / "model.onnx", tmp_path / "calib.npz", target, tmp_path / "build")
+    check(out, tmp_path / "test.npz", 1, outputs)
