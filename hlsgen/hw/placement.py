@@ -26,8 +26,30 @@ from ..errors import MappingError
 from ..quant.params import TensorQuant
 
 
+class _Extent:
+    """The sizes a map's shape and channel banks give it (for MapPlacement and FeatureMap)."""
+
+    height: int
+    width: int
+    channels: int
+    lg: int
+
+    @property
+    def pixels(self) -> int:
+        return self.height * self.width
+
+    @property
+    def banks(self) -> int:
+        return 1 << self.lg
+
+    @property
+    def words(self) -> int:
+        """Words per bank: one H*W slot per group of G channels."""
+        return -(-self.channels // self.banks) * self.pixels
+
+
 @dataclass(frozen=True)
-class MapPlacement:
+class MapPlacement(_Extent):
     """A feature map's place in activation memory (one row of the layer program's `maps`)."""
 
     name: str
@@ -44,19 +66,6 @@ class MapPlacement:
     base: int
     dw_base: int  # its place in the depthwise window copies
 
-    @property
-    def pixels(self) -> int:
-        return self.height * self.width
-
-    @property
-    def banks(self) -> int:
-        return 1 << self.lg
-
-    @property
-    def words(self) -> int:
-        """Words per bank: one H*W slot per group of G channels."""
-        return -(-self.channels // self.banks) * self.pixels
-
     def to_json(self) -> dict:
         return {"channels": self.channels, "height": self.height, "width": self.width, "bits": self.quant.bits,
                 "signed": self.quant.signed, "written_by": self.birth, "last_read_by": self.death,
@@ -66,7 +75,7 @@ class MapPlacement:
 
 
 @dataclass
-class FeatureMap:
+class FeatureMap(_Extent):
     """A map while it is being placed (frozen into a MapPlacement)."""
 
     name: str
@@ -85,19 +94,6 @@ class FeatureMap:
 
     def freeze(self) -> MapPlacement:
         return MapPlacement(**{f.name: getattr(self, f.name) for f in fields(MapPlacement)})
-
-    @property
-    def pixels(self) -> int:
-        return self.height * self.width
-
-    @property
-    def banks(self) -> int:
-        return 1 << self.lg
-
-    @property
-    def words(self) -> int:
-        """Words per bank: one H*W slot per group of G channels."""
-        return -(-self.channels // self.banks) * self.pixels
 
 
 def map_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
