@@ -17,27 +17,13 @@ from ..quant.params import TensorQuant
 from .cnames import Names, tensor_type
 from .kernels import array, copy, vector
 from .kernels.common import Context, Kernel, Offchip
-from .layout import order_text
+from .ports import Port, make_port
 from .pragmas import pragma
 from .schedule import adapter_directives, stream_directive, top_directives
 
 FAMILIES = {"conv": array.build, "grouped_conv": array.build, "depthwise": array.build, "dense": array.build,
             "pool": vector.build, "global_pool": vector.build, "elementwise": vector.build, "resize": vector.build,
             "copy": copy.build}
-
-
-@dataclass
-class Port:
-    name: str  # the top function's argument
-    tensor: str
-    t: str  # its typedef
-    ctype: str
-    direction: str  # "input" or "output"
-    shape: list[int]
-    count: int
-    order_text: str
-    scale: float
-    zero_point: int
 
 
 @dataclass
@@ -91,8 +77,8 @@ def build_design(graph: Graph, target: Target, top: str, mapping=None,
     types = {t: names.take(f"{t}_t") for t in tensors}
     offchip = offchip_layers(graph, target) if offchip is None else frozenset(offchip)
     ctx = Context(graph, names, types, offchip)
-    ports = [_port(graph, names, t, types[t], "input") for t in graph.inputs]
-    ports += [_port(graph, names, t, types[t], "output") for t in graph.outputs]
+    ports = [make_port(graph, names.take(t), t, types[t], "input") for t in graph.inputs]
+    ports += [make_port(graph, names.take(t), t, types[t], "output") for t in graph.outputs]
     alias: dict[str, str] = {}
     kernels, problems = [], []
     for layer in mapping.layers:
@@ -154,12 +140,6 @@ def _typedef(graph: Graph, tensor: str, name: str) -> dict:
     q: TensorQuant = graph.quant[tensor]
     return {"name": name, "ctype": tensor_type(q), "tensor": tensor, "shape": list(graph.shape(tensor)),
             "scale": f"{q.scale:.9g}", "zero_point": q.zero_point}
-
-
-def _port(graph: Graph, names: Names, tensor: str, t: str, direction: str) -> Port:
-    shape, q = graph.shape(tensor), graph.quant[tensor]
-    return Port(names.take(tensor), tensor, t, tensor_type(q), direction, list(shape), int(np.prod(shape)),
-                order_text(shape), float(f"{q.scale:.9g}"), q.zero_point)
 
 
 def _wire(design: Design, graph: Graph, kernels: list[Kernel], alias: dict[str, str], names: Names) -> None:

@@ -13,8 +13,8 @@ import numpy as np
 
 from ... import __version__
 from ...ir import Graph
-from ..cnames import Names, tensor_type
-from ..layout import order_text
+from ..cnames import Names
+from ..ports import Port, make_port
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
 from .cycles import fetched_words, inference_cycles, row_cycles
@@ -28,20 +28,6 @@ WEIGHT_IMAGE = "weights.bin"  # the weights in external memory, as the host load
 WORDS_PER_LINE = 4
 REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
 LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
-
-
-@dataclass(frozen=True)
-class Port:
-    name: str  # the top function's argument
-    tensor: str
-    t: str  # its element typedef
-    ctype: str
-    direction: str  # "input" or "output"
-    shape: list[int]
-    count: int
-    order_text: str
-    scale: float
-    zero_point: int
 
 
 @dataclass(frozen=True)
@@ -75,8 +61,8 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     external = mapping.weights_external
     names = Names()
     top = names.take(top)
-    ports = [_port(graph, names, t, "input") for t in graph.inputs]
-    ports += [_port(graph, names, t, "output") for t in graph.outputs]
+    ports = [make_port(graph, names.take(t), t, names.take(f"{t}_t"), "input") for t in graph.inputs]
+    ports += [make_port(graph, names.take(t), t, names.take(f"{t}_t"), "output") for t in graph.outputs]
     config = _config(mapping, program, external)
     R, C = target.array.rows, target.array.cols
     dram_bytes = 8 * fetched_words(program, R) if external else 0
@@ -194,13 +180,6 @@ def _bram(c: dict, program: OverlayProgram) -> int:
     total += blocks(R, len(program.taps), 4 * 32)
     total += blocks(C, c["pool_depth"], act) + blocks(C, len(program.lut), act)
     return total
-
-
-def _port(graph: Graph, names: Names, tensor: str, direction: str) -> Port:
-    shape, q = graph.shape(tensor), graph.quant[tensor]
-    name = names.take(tensor)
-    return Port(name, tensor, names.take(f"{tensor}_t"), tensor_type(q), direction, list(shape),
-                int(np.prod(shape)), order_text(shape), float(f"{q.scale:.9g}"), q.zero_point)
 
 
 def _hex_lines(program: OverlayProgram) -> list[str]:
