@@ -63,6 +63,13 @@ def copy_cycles(output_elements: int, lanes: int) -> int:
     return math.ceil(output_elements / lanes) + VECTOR_LATENCY + LAYER_OVERHEAD
 
 
+def dma_cycles(transfer: int, latency: int) -> int:
+    """A `dma` row (a band of a feature map to or from external memory, the engines idle): the port's
+    latency (a load's first beat; a store's last write response) + `transfer`, the bytes at the port's
+    sustained rate + LAYER_OVERHEAD."""
+    return latency + transfer + LAYER_OVERHEAD
+
+
 def inference_cycles(input_elements: int, layer_cycles: list[int], output_elements: int) -> int:
     """AXI-Stream in (one element per beat) + Σ layers + AXI-Stream out + STREAM_LATENCY."""
     return input_elements + sum(layer_cycles) + output_elements + STREAM_LATENCY

@@ -22,7 +22,7 @@ from .resources import estimate, fit
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
 
-ARRAY, VECTOR, NONE = "systolic_array", "vector_unit", "none"
+ARRAY, VECTOR, NONE, DMA = "systolic_array", "vector_unit", "none", "dma"
 PROGRAM_SCHEMA = 1
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QRequant", "QLut")
@@ -56,12 +56,55 @@ class BufferUse:
 class Transfer:
     """Bytes a row moves through the external memory port."""
 
-    what: str  # weights (feature maps in external memory come next)
+    what: str  # weights | feature_maps
     direction: str  # read | write
     bytes: int
 
     def to_json(self) -> dict:
         return {"what": self.what, "direction": self.direction, "bytes": self.bytes}
+
+
+@dataclass(frozen=True)
+class Move:
+    """What a `dma` row copies (docs/program.md, "Feature maps in external memory"): rows [a, b) of an
+    external map, `segments` runs of `segment_words` activation-memory words (one per channel block),
+    between the feature-map image (from word `dram_word`, runs `dram_stride` apart) and an on-chip band
+    buffer (from its base, runs `buffer_stride` apart)."""
+
+    direction: str  # load (external memory -> buffer) | store
+    tensor: str  # the external map
+    buffer: str  # the on-chip band buffer
+    rows: tuple[int, int]
+    segments: int
+    segment_words: int
+    dram_word: int
+    dram_stride: int
+    buffer_stride: int
+
+    @property
+    def words(self) -> int:
+        return self.segments * self.segment_words
+
+    def to_json(self) -> dict:
+        return {"direction": self.direction, "tensor": self.tensor, "buffer": self.buffer, "rows": list(self.rows),
+                "segments": self.segments, "segment_words": self.segment_words, "dram_word": self.dram_word,
+                "dram_stride": self.dram_stride, "buffer_stride": self.buffer_stride}
+
+
+@dataclass(frozen=True)
+class Band:
+    """The output rows one row of a layer split into bands computes (hlsgen.hw.banding)."""
+
+    index: int
+    count: int
+    out_rows: tuple[int, int]  # rows [y0, y1) of the layer's output (after a fused MaxPool)
+    in_rows: tuple[int, int]  # rows [a, b) of its input(s) the input buffer(s) hold
+    pad_top: int  # the top padding in the buffer's coordinates: pad + a - y0 * pool * stride
+    rows_computed: int  # output rows the engine computes (before a fused MaxPool): (y1 - y0) * pool
+
+    def to_json(self) -> dict:
+        return {"index": self.index, "count": self.count, "out_rows": list(self.out_rows),
+                "in_rows": list(self.in_rows), "pad_top": self.pad_top, "rows_computed": self.rows_computed}
 
 
 @dataclass(frozen=True)
@@ -87,6 +130,8 @@ class LayerMap:
     pool: tuple[int, int] | None = None  # the fused MaxPool's window (= stride; no padding, floor mode)
     acc_bits: int = 0  # accumulator width of an array row, as quantization chose it
     transfers: tuple[Transfer, ...] = ()  # through the external memory port
+    band: Band | None = None  # a band of the layer (None: the whole layer)
+    move: Move | None = None  # a dma row's copy
 
     @property
     def dram_bytes(self) -> int:
@@ -107,7 +152,8 @@ class LayerMap:
                "bits": dict(zip(("input", "output", "weights"), self.bits)), "accumulator_bits": self.acc_bits or None,
                "weight_bytes": self.weight_bytes, "macs": self.macs, "cycles": self.cycles,
                "buffers": {b.name: [b.used, b.capacity] for b in self.buffers},
-               "live": list(self.live), "transfers": [t.to_json() for t in self.transfers]}
+               "live": list(self.live), "transfers": [t.to_json() for t in self.transfers],
+               "band": self.band.to_json() if self.band else None, "move": self.move.to_json() if self.move else None}
         return row
 
 
@@ -123,6 +169,22 @@ class Mapping:
     memory: Memory | None = None  # where every feature map lives
     weights_external: bool = False  # the weights exceed the weight memory: they stream from external memory
 
+    @property
+    def maps_external(self) -> bool:
+        """Some feature maps live in external memory (banded rows move them)."""
+        return any(layer.unit == DMA for layer in self.layers)
+
+    @property
+    def input_in_dram(self) -> bool:
+        """The host writes the input into the feature-map image: there is no input stream."""
+        return self.memory is not None and any(m.dram_base is not None and m.birth < 0 for m in self.memory.maps)
+
+    @property
+    def residency(self) -> dict:
+        return {"weights": "external" if self.weights_external else "on_chip",
+                "feature_maps": "external" if self.maps_external else "on_chip",
+                "input": "external" if self.input_in_dram else "stream"}
+
     def placement(self, tensor: str):
         return self.memory.placement(tensor)
 
@@ -133,7 +195,7 @@ class Mapping:
                 "target": {"name": t.name, "rows": t.array.rows, "cols": t.array.cols, "dataflow": t.array.dataflow},
                 "rows": [layer.to_json(t.array.rows) for layer in self.layers],
                 "memory": self.memory.to_json() if self.memory else None,
-                "residency": {"weights": "external" if self.weights_external else "on_chip", "feature_maps": "on_chip"},
+                "residency": self.residency,
                 "cycles": {"input": self.input_elements, "layers": sum(r.cycles for r in self.layers),
                            "output": self.output_elements, "total": self.cycles},
                 "resources": self.resources, "fit": self.fit}
@@ -161,21 +223,19 @@ class Mapping:
 def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program)."""
-    rows = _rows(graph, fuse_pools)
-    live = _liveness(graph, rows)
+    from .banding import band_rows, finish_moves  # banding builds on this module's rows
+
     layers, weight_total, overflow = [], 0, None
-    for (node, pool), (live_bytes, live_names) in zip(rows, live):
+    for node, pool in _rows(graph, fuse_pools):
         mapper = _Layer(graph, node, target)
-        if live_bytes > target.buffers.input.bytes:
-            mapper.fail(f"live feature maps need {live_bytes:,} bytes ({', '.join(live_names)}), more than the "
-                        f"activation memory (buffers.input = {target.buffers.input.kib} KiB)")
-        layer = mapper.run(BufferUse("activation", live_bytes, target.buffers.input.bytes), live_names)
+        layer = mapper.run(BufferUse("activation", 0, target.buffers.input.bytes), [])
         if pool is not None:
             layer = _fused(graph, layer, pool)
         weight_total += layer.weight_bytes
         if overflow is None and weight_total > target.buffers.weight.bytes:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
+    layers = band_rows(graph, layers, target)  # feature maps that do not fit move to external memory
     if overflow is not None:  # the weights live in external memory, streamed a tile at a time
         mapper, total = overflow
         if target.external_memory is None:
@@ -190,7 +250,9 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
                            f"{used[name]:,} {name.upper()}, the device has {budget['budget'][name]:,}")
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
     memory = place_maps(graph, layers, target.array.rows)
-    return Mapping(target, graph.name, tuple(layers), elements(graph.inputs), elements(graph.outputs), used, budget,
+    layers = finish_moves(layers, memory, target)
+    streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
+    return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
                    memory, overflow is not None)
 
 
@@ -254,30 +316,6 @@ def tensor_bits(graph: Graph, tensor: str) -> int:
 def tensor_bytes(graph: Graph, tensor: str) -> int:
     """Elements times one byte per value up to 8 bits (two up to 16, ...)."""
     return int(np.prod(graph.shape(tensor))) * math.ceil(tensor_bits(graph, tensor) / 8)
-
-
-def _liveness(graph: Graph, rows: list[tuple[Node, Node | None]]) -> list[tuple[int, list[str]]]:
-    """Per row: bytes and names of the feature maps live while it runs (Reshape outputs alias their input;
-    a map a fused MaxPool reduces is never stored)."""
-    root = {t: t for t in graph.inputs}
-    birth = {t: -1 for t in graph.inputs}
-    death = {t: -1 for t in graph.inputs}
-    for i, (node, pool) in enumerate(rows):
-        for t in node.inputs:
-            if t in root:
-                death[root[t]] = max(death[root[t]], i)
-        out = (pool or node).outputs[0]
-        if node.op == "Reshape":
-            root[out] = root[node.inputs[0]]
-        else:
-            root[out], birth[out], death[out] = out, i, i
-    for t in graph.outputs:
-        death[root[t]] = len(rows)  # streamed out after the last layer
-    result = []
-    for i in range(len(rows)):
-        names = [t for t in birth if birth[t] <= i <= death[t]]
-        result.append((sum(tensor_bytes(graph, t) for t in names), names))
-    return result
 
 
 class _Layer:

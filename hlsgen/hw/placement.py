@@ -16,6 +16,11 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
   readers' taps are not padded.
 A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed first-fit
 by lifetime: two maps share addresses only if no layer needs both.
+
+A map the mapping keeps in external memory (hlsgen.hw.banding) has no place on chip: it has a `dram_base`,
+the address of its first word in the feature-map image, whose words are the activation memory's (R bytes,
+byte j from bank j) laid out exactly as on chip, and it moves through on-chip band buffers (ordinary maps
+that `hold` some of its rows, with its banks).
 """
 from __future__ import annotations
 
@@ -65,13 +70,21 @@ class MapPlacement(_Extent):
     plane: int
     base: int
     dw_base: int  # its place in the depthwise window copies
+    holds: str = ""  # a band buffer: the external map some of whose rows it holds
+    dram_base: int | None = None  # in external memory: its first word in the feature-map image
+
+    @property
+    def tensor(self) -> str:
+        """The graph tensor whose values the map holds."""
+        return self.holds or self.name
 
     def to_json(self) -> dict:
         return {"channels": self.channels, "height": self.height, "width": self.width, "bits": self.quant.bits,
                 "signed": self.quant.signed, "written_by": self.birth, "last_read_by": self.death,
                 "array_read": self.array_read,
                 "banks": self.banks, "plane": self.plane, "base": self.base, "words_per_bank": self.words,
-                "depthwise_copy_base": self.dw_base if self.dw_read else None}
+                "depthwise_copy_base": self.dw_base if self.dw_read else None,
+                "holds": self.holds or None, "dram_base": self.dram_base}
 
 
 @dataclass
@@ -91,6 +104,8 @@ class FeatureMap(_Extent):
     plane: int = 0
     base: int = 0
     dw_base: int = 0  # its place in the depthwise window copies
+    holds: str = ""
+    dram_base: int | None = None
 
     def freeze(self) -> MapPlacement:
         return MapPlacement(**{f.name: getattr(self, f.name) for f in fields(MapPlacement)})
@@ -171,39 +186,52 @@ def _first_fit(fmap: FeatureMap, spans: list[tuple[FeatureMap, int]]) -> int:
 @dataclass(frozen=True)
 class Memory:
     """The activation memory of a layer program: every feature map's placement, the planes' depths and
-    the depthwise window copies."""
+    the depthwise window copies; and the feature-map image in external memory."""
 
     maps: tuple[MapPlacement, ...]
     aliases: dict  # tensor -> the map that holds it (a Reshape's output is its input's map)
     plane_depth: tuple[int, int]  # words per bank
     dw_depth: int  # words per depthwise window copy
     dw_copies: int  # depthwise window copies (0: no depthwise row)
+    dram_words: int = 0  # the feature-map image in external memory, in activation-memory words
 
     def placement(self, tensor: str) -> MapPlacement:
         name = self.aliases.get(tensor, tensor)
         return next(m for m in self.maps if m.name == name)
 
+    @property
+    def external(self) -> tuple[MapPlacement, ...]:
+        return tuple(m for m in self.maps if m.dram_base is not None)
+
     def to_json(self) -> dict:
         return {"plane_depth": list(self.plane_depth), "depthwise_copies": self.dw_copies,
-                "depthwise_depth": self.dw_depth, "aliases": dict(sorted(self.aliases.items())),
-                "maps": {m.name: m.to_json() for m in self.maps}}
+                "depthwise_depth": self.dw_depth, "dram_words": self.dram_words,
+                "aliases": dict(sorted(self.aliases.items())), "maps": {m.name: m.to_json() for m in self.maps}}
 
 
 def place_maps(graph, layers, rows: int) -> Memory:
-    """Place the maps the program's rows (`layers`, hlsgen.hw.mapping.LayerMap) read and write."""
+    """Place the maps the program's rows (`layers`, hlsgen.hw.mapping.LayerMap) read and write: a map a
+    `store` row writes lives in external memory, a map a `load` row (or a row whose output a `store` row
+    moves) writes is a band buffer."""
     maps: dict[str, FeatureMap] = {}
     aliases: dict[str, str] = {}
+    moves = {layer.move.buffer: layer.move for layer in layers if layer.move is not None}
+    external = {layer.move.tensor for layer in layers if layer.move is not None}
 
     def add(name: str, birth: int) -> None:
-        c, h, w = map_shape(graph.shape(name))
-        maps[name] = FeatureMap(name, c, h, w, graph.quant[name], birth)
+        move = moves.get(name)
+        c, h, w = map_shape(graph.shape(move.tensor if move else name))
+        if move is not None:
+            h = move.rows[1] - move.rows[0]
+        maps[name] = FeatureMap(name, c, h, w, graph.quant[move.tensor if move else name], birth,
+                                holds=move.tensor if move else "")
 
     for t in graph.inputs:
         add(t, -1)
     for i, layer in enumerate(layers):
         if layer.kind == "reshape":
             aliases[layer.output] = aliases.get(layer.inputs[0], layer.inputs[0])
-        else:
+        elif layer.output not in maps:
             add(layer.output, i)
     for i, layer in enumerate(layers):
         if layer.kind == "reshape":
@@ -217,10 +245,21 @@ def place_maps(graph, layers, rows: int) -> Memory:
     for t in graph.outputs:
         maps[aliases.get(t, t)].death = len(layers) + 1
     for fmap in maps.values():
+        if fmap.holds:  # the external map is read as its buffers are
+            maps[fmap.holds].array_read |= fmap.array_read
+    for fmap in maps.values():
         choose_banks(fmap, rows)
+    for fmap in maps.values():
+        if fmap.holds:  # a buffer moves whole words of its external map: the same banks
+            fmap.lg = maps[fmap.holds].lg
+    dram = 0
+    for fmap in sorted((maps[t] for t in external), key=lambda m: (m.birth, m.name)):
+        fmap.dram_base, fmap.dw_read = dram, False
+        dram += fmap.words
+    on_chip = [m for m in maps.values() if m.name not in external]
     apart = [tuple(aliases.get(t, t) for t in layer.inputs) for layer in layers if layer.op == "QAdd"]
-    depths = allocate(list(maps.values()), [(a, b) for a, b in apart if a != b])
-    dw_depth = allocate_copies(list(maps.values()))
+    depths = allocate(on_chip, [(a, b) for a, b in apart if a != b])
+    dw_depth = allocate_copies(on_chip)
     taps = [layer.tiles.work.reduction for layer in layers if layer.kind == "depthwise"]
-    return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth, min(rows, max(taps, default=0)))
-
+    return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth,
+                  min(rows, max(taps, default=0)), dram)

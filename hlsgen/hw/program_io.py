@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..errors import PathError
 from ..ir import Graph
-from .mapping import PROGRAM_SCHEMA, BufferUse, LayerMap, Mapping, Transfer, VectorTiles
+from .mapping import PROGRAM_SCHEMA, Band, BufferUse, LayerMap, Mapping, Move, Transfer, VectorTiles
 from .placement import MapPlacement, Memory
 from .target import Target
 from .tiling import ArrayTiles, ArrayWork
@@ -30,7 +30,8 @@ def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
     layers = tuple(_row(row, graph, target) for row in data["rows"])
     m = data["memory"]
     maps = tuple(_placement(name, fields, graph) for name, fields in m["maps"].items())
-    memory = Memory(maps, dict(m["aliases"]), tuple(m["plane_depth"]), m["depthwise_depth"], m["depthwise_copies"])
+    memory = Memory(maps, dict(m["aliases"]), tuple(m["plane_depth"]), m["depthwise_depth"], m["depthwise_copies"],
+                    m["dram_words"])
     cycles = data["cycles"]
     return Mapping(target, data["model"], layers, cycles["input"], cycles["output"], data["resources"], data["fit"],
                    memory, data["residency"]["weights"] == "external")
@@ -51,15 +52,26 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
     bits = row["bits"]
     return LayerMap(row["name"], row["op"], row["unit"], row["kind"], tuple(row["inputs"]), row["output"],
                     tuple(row["input_shape"]), tuple(row["output_shape"]), row["macs"], row["cycles"], tiles, buffers,
-                    row["weight_bytes"], graph.nodes[row["nodes"][0]].attrs, tuple(row["live"]),
+                    row["weight_bytes"], graph.nodes[row["nodes"][0]].attrs if row["nodes"] else None, tuple(row["live"]),
                     (bits["input"], bits["output"], bits["weights"]), tuple(tuple(s) for s in row["input_shapes"]),
                     tuple(row["nodes"]), tuple(row["fused_pool"]) if row["fused_pool"] else None,
                     row["accumulator_bits"] or 0,
-                    tuple(Transfer(t["what"], t["direction"], t["bytes"]) for t in row["transfers"]))
+                    tuple(Transfer(t["what"], t["direction"], t["bytes"]) for t in row["transfers"]),
+                    _band(row["band"]), _move(row["move"]))
+
+
+def _band(b: dict | None) -> Band | None:
+    return None if b is None else Band(b["index"], b["count"], tuple(b["out_rows"]), tuple(b["in_rows"]), b["pad_top"],
+                                       b["rows_computed"])
+
+
+def _move(m: dict | None) -> Move | None:
+    return None if m is None else Move(m["direction"], m["tensor"], m["buffer"], tuple(m["rows"]), m["segments"],
+                                       m["segment_words"], m["dram_word"], m["dram_stride"], m["buffer_stride"])
 
 
 def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:
     dw_base = f["depthwise_copy_base"]
-    return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[name], f["written_by"],
+    return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[f["holds"] or name], f["written_by"],
                         f["last_read_by"], f["array_read"], dw_base is not None, f["banks"].bit_length() - 1,
-                        f["plane"], f["base"], dw_base or 0)
+                        f["plane"], f["base"], dw_base or 0, f["holds"] or "", f["dram_base"])

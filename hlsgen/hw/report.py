@@ -47,7 +47,7 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
         "weight_storage": _weight_storage(mapping),
         "dram_bytes": sum(layer.dram_bytes for layer in mapping.layers),
-        "residency": {"weights": "external" if mapping.weights_external else "on_chip", "feature_maps": "on_chip"},
+        "residency": mapping.residency,
         "peak_activation_bytes": peak.buffers[0].used if peak else 0,
         "peak_activation_layer": peak.name if peak else None,
         "resources": dict(mapping.resources), "bram_18k_by_memory": bram_blocks(t),

@@ -128,7 +128,8 @@ def _reject(graph_name, fragment_list, **changes):
 
 
 @pytest.mark.parametrize("changes, fragments", [
-    ({"buffers__input": Buffer(1, 16)}, ["layer 'conv1' (Conv)", "activation memory (buffers.input = 1 KiB)"]),
+    ({"buffers__input": Buffer(1, 16), "external_memory": None},
+     ["layer 'conv1' (Conv)", "activation memory (buffers.input = 1 KiB)", "the target has no external_memory"]),
     ({"buffers__weight": Buffer(16, 16), "external_memory": None},
      ["layer 'fc1' (Gemm)", "weight memory (buffers.weight = 16 KiB), and the target has no external_memory"]),
     ({"widths__operand_bits": 6, "widths__accumulator_bits": 32}, ["layer 'conv1'", "widths.operand_bits = 6"]),
@@ -140,11 +141,6 @@ def _reject(graph_name, fragment_list, **changes):
 ])
 def test_rejections_name_the_layer_and_the_buffer(changes, fragments):
     _reject("digits", fragments, **changes)
-
-
-def test_cifar_models_do_not_fit_the_8x8_activation_memory():
-    with pytest.raises(MappingError, match="more than the activation memory"):
-        map_model(integer_graph("resnet_cifar"), target_with("systolic8x8"))
 
 
 def test_mapping_is_fast():

@@ -1,0 +1,28 @@
+"""The feature-map image in external memory, as the host sees it: a map at `dram_base` is laid out word
+for word as the activation memory holds it (hlsgen.hw.placement): word `(c >> lg) * H * W + y * W + x`,
+R bytes, byte j from bank j, which holds channel c = (block << lg) + (j mod G) (0 past the channels);
+values in two's complement."""
+from __future__ import annotations
+
+import numpy as np
+
+from .placement import MapPlacement
+
+
+def pack_map(values: np.ndarray, placement: MapPlacement, rows: int) -> np.ndarray:
+    """The words [words, R] (uint8) of a map's values [C, H, W] (or any shape of C * H * W elements)."""
+    p = placement
+    x = np.asarray(values, dtype=np.int64).reshape(p.channels, p.height, p.width)
+    blocks = -(-p.channels // p.banks)
+    padded = np.zeros((blocks * p.banks, p.height, p.width), np.int64)
+    padded[:p.channels] = x
+    lanes = padded.reshape(blocks, p.banks, p.pixels)[:, np.arange(rows) % p.banks, :]  # [block, bank, pixel]
+    return (lanes.transpose(0, 2, 1).reshape(blocks * p.pixels, rows) & 0xFF).astype(np.uint8)
+
+
+def unpack_map(words: np.ndarray, placement: MapPlacement) -> np.ndarray:
+    """The values [C, H, W] the words of a map hold (the first G banks of each word)."""
+    p = placement
+    w = np.asarray(words, dtype=np.uint8).reshape(-1, p.pixels, words.shape[-1])[:, :, :p.banks]
+    values = w.transpose(0, 2, 1).reshape(-1, p.height, p.width)[:p.channels].astype(np.int64)
+    return values - 256 * (values >= 128) if p.quant.signed else values

@@ -1,0 +1,141 @@
+"""Feature maps in external memory: rows that do not fit the activation memory run in bands of output
+rows, their external operands moved by `dma` rows; small models keep every map on chip."""
+import json
+
+import numpy as np
+import pytest
+
+from hlsgen.architectures import ARCHITECTURES
+from hlsgen.errors import MappingError
+from hlsgen.hw import map_model
+from hlsgen.hw.banding import row_geometry
+from hlsgen.hw.dram import pack_map, unpack_map
+from hlsgen.hw.placement import MapPlacement, map_shape
+from hlsgen.hw.program_io import PROGRAM_FILE, read_program, write_program
+from hlsgen.hw.target import Buffer
+from hlsgen.ir.quant import TensorQuant
+from tests.hw.models import _quantize, integer_graph, target_with
+
+
+def _bands(mapping):
+    """Per graph node: its band rows, in order."""
+    out = {}
+    for row in mapping.layers:
+        if row.band is not None:
+            out.setdefault(row.nodes[0], []).append(row)
+    return out
+
+
+def _check_program(graph, mapping):
+    target = mapping.target
+    whole = map_model(graph, target_with(target.name, buffers__input=Buffer(1 << 14, target.array.rows),
+                                         device__bram_18k=1 << 20))
+    assert not whole.maps_external and mapping.macs == whole.macs  # the bands compute every output pixel once
+    unbanded = {row.nodes[0]: row for row in whole.layers if row.nodes}
+    capacity = target.buffers.input.bytes
+    for row in mapping.layers:
+        assert row.buffers[0].used <= capacity, row.name
+    external = {m.name for m in mapping.memory.external}
+    assert external and all(graph.shape(t) for t in external)
+    assert not external & set(graph.outputs)
+    defined = {m.name for m in mapping.memory.maps if m.dram_base is None and m.birth < 0} | external
+    for row in mapping.layers:  # every row reads what an earlier row (or the host) put there
+        if row.kind == "reshape":
+            defined.add(row.output)
+            continue
+        for t in row.inputs:
+            assert mapping.memory.aliases.get(t, t) in defined | set(mapping.memory.aliases), (row.name, t)
+        defined.add(row.output)
+        if row.move is not None:
+            m, fmap = row.move, mapping.placement(row.move.tensor)
+            buffer = mapping.placement(m.buffer)
+            assert fmap.dram_base is not None and buffer.dram_base is None and buffer.lg == fmap.lg
+            assert buffer.height == m.rows[1] - m.rows[0] and m.segment_words == buffer.pixels
+            assert m.dram_word == fmap.dram_base + m.rows[0] * fmap.width
+            assert row.cycles > target.external_memory.read_latency and row.dram_bytes == m.words * target.array.rows
+    for node, bands in _bands(mapping).items():
+        g = row_geometry(graph, unbanded[node])
+        assert [b.band.index for b in bands] == list(range(len(bands)))
+        covered = [r for b in bands for r in range(*b.band.out_rows)]
+        assert len(bands) == 1 or covered == list(range(g.height_out))
+        for b in bands:  # the engine's row y * s - pad_top + ky * d is the layer's global row, less a
+            a, rows = b.band.in_rows[0], b.band.in_rows[1] - b.band.in_rows[0]
+            assert b.band.pad_top >= 0
+            for y in range(b.band.rows_computed):
+                first = (b.band.out_rows[0] * g.pool + y)
+                for ky in range(g.kernel if g.splits and g.up == 1 else 0):
+                    global_row = first * g.stride - g.pad + ky * g.dilation
+                    local = y * g.stride - b.band.pad_top + ky * g.dilation
+                    assert local == global_row - a
+                    assert (0 <= local < rows) == (0 <= global_row < g.height_in), (b.name, y, ky)
+
+
+def test_small_models_keep_every_map_on_chip():
+    mapping = map_model(integer_graph("residual"), target_with())
+    assert not mapping.maps_external and mapping.residency["feature_maps"] == "on_chip"
+    assert all(row.band is None and row.move is None for row in mapping.layers)
+    assert mapping.memory.dram_words == 0
+
+
+def test_a_cifar_resnet_runs_in_bands_on_the_8x8_activation_memory():
+    graph = integer_graph("resnet_cifar")
+    mapping = map_model(graph, target_with("systolic8x8"))
+    assert mapping.maps_external and mapping.residency["feature_maps"] == "external"
+    _check_program(graph, mapping)
+    whole = map_model(graph, target_with("systolic8x8", buffers__input=Buffer(4096, 8), device__bram_18k=1 << 20))
+    moved = sum(row.dram_bytes for row in mapping.layers if row.unit == "dma")
+    assert moved > 0 and mapping.cycles > whole.cycles
+
+
+@pytest.mark.parametrize("model, kib", [("resnet8", 16), ("mobilenet_v1", 24), ("ds_cnn", 8)])
+def test_real_architectures_band_in_a_small_activation_memory(model, kib):
+    graph = _quantize(ARCHITECTURES[model]())
+    mapping = map_model(graph, target_with(buffers__input=Buffer(kib, 16)))
+    _check_program(graph, mapping)
+    assert any(len(bands) > 1 for bands in _bands(mapping).values())
+
+
+def test_resnet18_and_mobilenet_v2_map_on_the_shipped_16x16():
+    for model in ("mobilenet_v2", "resnet18"):
+        graph = _quantize(ARCHITECTURES[model]())
+        mapping = map_model(graph, target_with())
+        _check_program(graph, mapping)
+        assert mapping.input_in_dram == (model == "resnet18") and mapping.input_elements == (
+            0 if mapping.input_in_dram else int(np.prod(graph.shape(graph.inputs[0]))))
+
+
+def test_a_banded_program_reads_back_equal(tmp_path):
+    graph = integer_graph("resnet_cifar")
+    target = target_with("systolic8x8")
+    mapping = map_model(graph, target)
+    write_program(mapping, tmp_path)
+    assert read_program(tmp_path, graph, target) == mapping
+    data = json.loads((tmp_path / PROGRAM_FILE).read_text())
+    assert data["residency"]["feature_maps"] == "external" and data["memory"]["dram_words"] > 0
+    moves = [row for row in data["rows"] if row["unit"] == "dma"]
+    assert {row["move"]["direction"] for row in moves} == {"load", "store"}
+    assert all(row["transfers"][0]["direction"] == ("read" if row["kind"] == "load" else "write") for row in moves)
+
+
+def test_a_band_of_one_row_that_does_not_fit_is_refused():
+    with pytest.raises(MappingError, match="does not fit the activation memory") as exc:
+        map_model(integer_graph("resnet_cifar"), target_with(buffers__input=Buffer(1, 16)))
+    assert "layer '" in str(exc.value) and exc.value.exit_code == 3
+
+
+@pytest.mark.parametrize("channels, lg, signed", [(16, 4, True), (20, 4, False), (4, 2, True), (3, 0, False)])
+def test_the_host_image_of_a_map_is_the_activation_memory_words(channels, lg, signed):
+    rng = np.random.default_rng(channels)
+    quant = TensorQuant(1.0, 0, 8, signed)
+    p = MapPlacement("x", channels, 3, 5, quant, -1, 1, True, False, lg, 0, 0, 0, "", 0)
+    lo, hi = (-128, 128) if signed else (0, 256)
+    values = rng.integers(lo, hi, size=(channels, 3, 5))
+    words = pack_map(values, p, 16)
+    assert words.shape == (p.words, 16)
+    np.testing.assert_array_equal(unpack_map(words, p), values)
+    for c, y, x in [(0, 0, 0), (channels - 1, 2, 4), (channels // 2, 1, 3)]:
+        word = (c >> lg) * 15 + y * 5 + x
+        for bank in range(16):
+            if bank % p.banks == c % p.banks:
+                assert words[word, bank] == values[c, y, x] & 0xFF
+    assert map_shape((1, channels, 3, 5)) == (channels, 3, 5)
