@@ -47,6 +47,9 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
         "weight_storage": _weight_storage(mapping),
         "dram_bytes": sum(layer.dram_bytes for layer in mapping.layers),
+        "dram_bytes_by_what": {what: sum(t.bytes for layer in mapping.layers for t in layer.transfers if t.what == what)
+                               for what in ("weights", "feature_maps")},
+        "dma_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "dma"),
         "residency": mapping.residency,
         "peak_activation_bytes": peak.buffers[0].used if peak else 0,
         "peak_activation_layer": peak.name if peak else None,
@@ -62,7 +65,10 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
 
 
 def _memory_bound(layer, rows: int) -> bool:
-    """A tile waits for its weights from external memory longer than the on-chip load would take it."""
+    """A copy of a feature-map band (the engines wait for it), or a tile that waits for its weights from
+    external memory longer than the on-chip load would take it."""
+    if layer.unit == "dma":
+        return True
     load = getattr(layer.tiles, "weight_load", None)
     return load is not None and not layer.tiles.load_hidden(rows) and load > rows
 
@@ -91,9 +97,11 @@ def format_program(mapping: Mapping) -> str:
             shape = f"{tiles.row_tiles} x {tiles.col_tiles} x {tiles.spatial_tiles} (P_t {tiles.spatial_tile})"
         elif tiles is not None:
             shape = f"{tiles.passes} pass(es) x {tiles.positions}"
+        elif layer.move is not None:
+            shape = f"{layer.move.segments} x {layer.move.segment_words} words, rows {layer.move.rows[0]}..{layer.move.rows[1]}"
         else:
             shape = "-"
-        unit = {"systolic_array": "array", "vector_unit": "vector"}.get(layer.unit, "-")
+        unit = {"systolic_array": "array", "vector_unit": "vector", "dma": "dma"}.get(layer.unit, "-")
         bits = "/".join(str(b) for b in (*layer.bits, layer.acc_bits))
         pool = f" (MaxPool {layer.pool[0]}x{layer.pool[1]} in the writer)" if layer.pool else ""
         lines.append(f"{i:>3} {layer.name[:24]:<24} {unit:<7} {layer.kind:<12} {shape:<30} {bits:<18} "
@@ -104,8 +112,9 @@ def format_program(mapping: Mapping) -> str:
                   f"{memory.dw_depth:,} words",
               f"{'map':<28} {'C x H x W':<16} {'bits':>4} {'plane':>5} {'base':>7} {'banks':>5} {'words':>7}  rows"]
     for m in memory.maps:
-        lines.append(f"{m.name[:28]:<28} {f'{m.channels}x{m.height}x{m.width}':<16} {m.quant.bits:>4} {m.plane:>5} "
-                     f"{m.base:>7,} {m.banks:>5} {m.words:>7,}  {m.birth}..{m.death}")
+        plane, base = ("dram", m.dram_base) if m.dram_base is not None else (m.plane, m.base)
+        lines.append(f"{m.name[:28]:<28} {f'{m.channels}x{m.height}x{m.width}':<16} {m.quant.bits:>4} {plane:>5} "
+                     f"{base:>7,} {m.banks:>5} {m.words:>7,}  {m.birth}..{m.death}")
     aliases = ", ".join(f"{a} = {b}" for a, b in sorted(memory.aliases.items()))
     if aliases:
         lines.append(f"aliases (Reshape): {aliases}")
@@ -130,7 +139,7 @@ def format_table(mapping: Mapping, only_array: bool = False) -> str:
             shape = f"{tiles.passes} pass(es) x {tiles.positions}"
         else:
             shape = "-"
-        unit = {"systolic_array": "array", "vector_unit": "vector"}.get(layer.unit, "-")
+        unit = {"systolic_array": "array", "vector_unit": "vector", "dma": "dma"}.get(layer.unit, "-")
         op = layer.op + ("/dw" if layer.kind == "depthwise" else "")
         util = utilization(layer.macs, layer.cycles, rows, cols)
         lines.append(f"{layer.name[:20]:<20} {op:<13} {unit:<7} {shape:<30} {layer.macs:>11,} {layer.cycles:>9,} "
