@@ -1,8 +1,13 @@
-"""Does `hlsgen build` take the published architectures of hlsgen/architectures.py? One line per model and
-target: the exit code and the one-line message (or "built"), with the model's parameters and MACs. This is
-the baseline issue 13 burns down.
+"""Does `hlsgen build` take the published architectures of hlsgen/architectures.py, and how fast do they
+run? One line per model and target: the exit code and the one-line message (or "built"), the model's
+parameters and MACs, the build time, the performance model's cycles per inference, ideal cycles
+(MACs / (R x C)) and utilization, the DRAM bytes per inference (weights + feature maps) and residency.
+With --simulate, each built design is also run: C-sim (g++ compile and run seconds, bit-exact) and the
+RTL on one image against the AXI RAM model with random backpressure (Verilator build and run seconds,
+RTL cycles and RTL-measured utilization, bit-exact).
 
     python bench/architectures.py [--models resnet8,ds_cnn,...] [--targets systolic8x8,...] [--calib-samples N]
+                                  [--simulate]
 
 Each build is `hlsgen build MODEL --target T --calib CALIB -o OUT -q` (8 bits, no --verify) in its own
 process, calibrated on the model's own synthetic inputs (`architectures.calibration_data`).
@@ -10,6 +15,7 @@ process, calibrated on the model's own synthetic inputs (`architectures.calibrat
 from __future__ import annotations
 
 import argparse
+import json
 import subprocess
 import sys
 import tempfile
@@ -49,11 +55,42 @@ def build(path: Path, calib: Path, target: str, out: Path) -> tuple[int, str, fl
     return done.returncode, message, time.perf_counter() - start
 
 
+def performance(out: Path) -> str:
+    """The performance model's figures of a build folder (report.json)."""
+    total = json.loads((out / "report.json").read_text())["total"]
+    moved = total["dram_bytes_by_what"]
+    where = "/".join(f"{k[0]}:{v}" for k, v in total["residency"].items())
+    return (f"cycles {total['cycles']:,} ideal {total['ideal_cycles']:,} util {total['utilization']:.1%} "
+            f"DRAM {moved['weights']:,} w + {moved['feature_maps']:,} fm bytes [{where}]")
+
+
+def simulated(out: Path, rows: int, cols: int, macs: int) -> str:
+    """C-sim and RTL (one image, AXI RAM with backpressure) of a build folder: times, cycles, verdicts."""
+    from hlsgen.hls.verify import csim_build
+    from hlsgen.rtl.sim import simulate
+    parts = []
+    try:
+        c = csim_build(out)
+        parts.append(f"csim {c.compile_seconds:.0f}+{c.run_seconds:.0f} s exact {c.compared:,}")
+    except Exception as e:  # noqa: BLE001 - the bench reports every failure and goes on
+        parts.append(f"csim FAILED: {str(e).splitlines()[0][:100]}")
+    try:
+        r = simulate(out, images=1, backpressure=True)
+        ok = "exact" if not r.mismatches else f"{len(r.mismatches)} MISMATCHES"
+        rtl = r.cycles_per_inference
+        parts.append(f"rtl {r.build_seconds:.0f}+{r.run_seconds:.0f} s {ok} cycles {rtl:,} "
+                     f"(model {r.model_cycles:,}, {rtl / r.model_cycles - 1:+.1%}) util {macs / (rtl * rows * cols):.1%}")
+    except Exception as e:  # noqa: BLE001
+        parts.append(f"rtl FAILED: {str(e).splitlines()[0][:100]}")
+    return "; ".join(parts)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(ARCHITECTURES), help="comma-separated architecture names")
     parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated target names")
     parser.add_argument("--calib-samples", type=int, default=16, help="calibration samples per model")
+    parser.add_argument("--simulate", action="store_true", help="also run C-sim and the RTL on every built design")
     args = parser.parse_args(argv)
     print(f"{'model':<20} {'target':<14} {'params':>11} {'MACs':>14} {'exit':>4} {'s':>6}  message")
     with tempfile.TemporaryDirectory() as tmp:
@@ -61,7 +98,13 @@ def main(argv: list[str] | None = None) -> None:
         for name in args.models.split(","):
             path, calib, params, macs = write_model(name, scratch, args.calib_samples)
             for target in args.targets.split(","):
-                code, message, seconds = build(path, calib, target, scratch / f"{name}_{target}")
+                out = scratch / f"{name}_{target}"
+                code, message, seconds = build(path, calib, target, out)
+                if code == 0:
+                    message = performance(out)
+                    if args.simulate:
+                        side = int(target.removeprefix("systolic").split("x")[0])
+                        message += "\n" + " " * 72 + simulated(out, side, side, macs)
                 print(f"{name:<20} {target:<14} {params:>11,} {macs:>14,} {code:>4} {seconds:>6.1f}  {message}",
                       flush=True)
 
