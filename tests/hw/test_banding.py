@@ -139,3 +139,17 @@ def test_the_host_image_of_a_map_is_the_activation_memory_words(channels, lg, si
             if bank % p.banks == c % p.banks:
                 assert words[word, bank] == values[c, y, x] & 0xFF
     assert map_shape((1, channels, 3, 5)) == (channels, 3, 5)
+
+
+def test_the_report_shows_the_moves_and_marks_them_memory_bound():
+    from hlsgen.hw.report import format_program, report_json
+    mapping = map_model(integer_graph("resnet_cifar"), target_with("systolic8x8"))
+    report = report_json(mapping)
+    moves = [layer for layer in report["layers"] if layer["unit"] == "dma"]
+    assert moves and all(layer["memory_bound"] and layer["dram_bytes"] > 0 for layer in moves)
+    total = report["total"]
+    assert total["dram_bytes_by_what"]["feature_maps"] == sum(layer["dram_bytes"] for layer in moves)
+    assert total["dma_cycles"] == sum(layer["cycles"] for layer in moves) > 0
+    assert total["residency"]["feature_maps"] == "external"
+    text = format_program(mapping)
+    assert " dma " in text and "dram" in text
