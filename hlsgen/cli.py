@@ -253,9 +253,11 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
 @click.option("--inputs", "inputs_path", default=None, metavar="IN.npz",
               help="npz of real inputs (the `hlsgen run` convention) [default: the test vectors stored with the build].")
 @click.option("--images", type=click.IntRange(min=1), default=None, help="Simulate only the first N images.")
+@click.option("--backpressure", is_flag=True,
+              help="The DRAM model (AXI RAM) also pauses a random half of the beats on every channel.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
-def sim(out: str, inputs_path: str | None, images: int | None, quiet: bool, as_json: bool) -> None:
+def sim(out: str, inputs_path: str | None, images: int | None, backpressure: bool, quiet: bool, as_json: bool) -> None:
     """Simulate BUILD's Verilog RTL with Verilator: exit 0 only if every output integer equals the integer
     reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
     BUILD/report.json."""
@@ -263,7 +265,7 @@ def sim(out: str, inputs_path: str | None, images: int | None, quiet: bool, as_j
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
         result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),
-                          step=console_steps(_progress_console(quiet, as_json)))
+                          step=console_steps(_progress_console(quiet, as_json)), backpressure=backpressure)
     gap = (result.cycles_per_inference - result.model_cycles) / result.model_cycles
     if as_json:
         _print_json({"check": "rtl", "bit_exact": True, "output_integers": result.compared, "images": result.images,

@@ -67,3 +67,18 @@ def test_a_fresh_verilator_build_without_a_compiler_or_make_is_exit_4(build_fold
     assert main(["sim", str(out), "--images", "1"]) == ToolError.exit_code
     err = capsys.readouterr().err.strip()
     assert "\n" not in err and err.startswith("error: ") and fragment in err and "Verilator" in err
+
+
+@pytest.mark.rtl
+def test_sim_backpressure_pauses_the_dram_model(tmp_path, monkeypatch, capsys):
+    from models import EXAMPLE
+    from test_model_external import build, shrunk
+    out = build(EXAMPLE / "digits.onnx", EXAMPLE / "calib.npz", shrunk(tmp_path, "systolic8x8", 16), tmp_path / "b")
+    monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))
+    summaries = []
+    for flags in ([], ["--backpressure"]):
+        assert main(["sim", str(out), "--images", "1", "--json", *flags]) == 0
+        summaries.append(json.loads(capsys.readouterr().out))
+    paced, jammed = summaries
+    assert paced["bit_exact"] and jammed["bit_exact"] and paced["output_integers"] == jammed["output_integers"] == 10
+    assert jammed["cycles_per_inference"] > paced["cycles_per_inference"]
