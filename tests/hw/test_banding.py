@@ -1,5 +1,6 @@
 """Feature maps in external memory: rows that do not fit the activation memory run in bands of output
 rows, their external operands moved by `dma` rows; small models keep every map on chip."""
+import functools
 import json
 
 import numpy as np
@@ -95,13 +96,21 @@ def test_real_architectures_band_in_a_small_activation_memory(model, kib):
     assert any(len(bands) > 1 for bands in _bands(mapping).values())
 
 
-def test_resnet18_and_mobilenet_v2_map_on_the_shipped_16x16():
-    for model in ("mobilenet_v2", "resnet18"):
-        graph = _quantize(ARCHITECTURES[model]())
-        mapping = map_model(graph, target_with())
+@functools.lru_cache(maxsize=None)
+def _architecture(name):
+    return _quantize(ARCHITECTURES[name]())
+
+
+@pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16", "systolic32x32"])
+@pytest.mark.parametrize("model", list(ARCHITECTURES))
+def test_every_architecture_maps_on_every_shipped_target(model, target):
+    graph = _architecture(model)
+    mapping = map_model(graph, target_with(target))
+    if mapping.maps_external:
         _check_program(graph, mapping)
-        assert mapping.input_in_dram == (model == "resnet18") and mapping.input_elements == (
-            0 if mapping.input_in_dram else int(np.prod(graph.shape(graph.inputs[0]))))
+    assert mapping.input_elements == (0 if mapping.input_in_dram else int(np.prod(graph.shape(graph.inputs[0]))))
+    big = model in ("mobilenet_v2", "resnet18") and target != "systolic32x32"
+    assert mapping.maps_external == (big or (model == "resnet18"))  # the rest keep every map on chip
 
 
 def test_a_banded_program_reads_back_equal(tmp_path):
