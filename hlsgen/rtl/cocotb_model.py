@@ -3,7 +3,10 @@
 The generated testbench streams its images and logs every result by itself; Python only starts the
 clock and waits for `finished`, so the design runs at Verilator's own speed. A design whose weights live
 in external memory gets cocotbext-axi's AXI RAM on its read channels, holding the weight image, with
-beats paced on the R channel (`dram_pauses`).
+beats paced on the R channel (`dram_pauses`). A design whose feature maps live in external memory gets a
+second, full AXI RAM on m_axi_fmap (the feature-map image), paced alike on R and W, with random pauses on all
+five channels under backpressure; when its input lives there, every image is written into the RAM while the
+design waits for it.
 """
 import os
 import random
@@ -11,13 +14,15 @@ from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import First, RisingEdge, Timer
+from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
 
 CYCLES_VAR = "HLSGEN_SIM_CYCLES"
 WEIGHTS_VAR = "HLSGEN_SIM_WEIGHTS"  # the weight image (weights.bin), for a design that reads it over AXI4
 DRAM_VAR = "HLSGEN_SIM_DRAM"  # "<bytes per cycle> <random: 0 or 1>"
+FMAP_VAR = "HLSGEN_SIM_FMAP"  # "<image bytes> <input byte offset> <input bytes per image> <input words file or ->"
 PERIOD_NS = 10
 WEIGHTS_BASE = 0x1F40  # not page-aligned: the DMA's bursts must split at 4 KiB boundaries
+FMAP_BASE = 0x1F40  # the feature-map image's, in its own RAM: aligned to a word of every target (32 bytes)
 
 
 def dram_pauses(beat_bytes: int, bytes_per_cycle: float, backpressure: bool, seed: int = 1):
@@ -43,12 +48,49 @@ def attach_dram(dut, image: bytes, bytes_per_cycle: float, backpressure: bool) -
     dut.weights_base.value = WEIGHTS_BASE
 
 
+def attach_fmap_dram(dut, size: int, bytes_per_cycle: float, backpressure: bool):
+    """The feature-map image's AXI RAM: R and W beats at the port's rate (random pauses besides, and on AW, AR
+    and B, with `backpressure`)."""
+    from cocotbext.axi import AxiBus, AxiRam
+
+    ram = AxiRam(AxiBus.from_prefix(dut, "m_axi_fmap"), dut.clk, size=(FMAP_BASE + size + 0xFFF) & ~0xFFF)
+    beat = len(dut.m_axi_fmap_rdata) // 8
+    ram.read_if.r_channel.set_pause_generator(dram_pauses(beat, bytes_per_cycle, backpressure, seed=2))
+    ram.write_if.w_channel.set_pause_generator(dram_pauses(beat, bytes_per_cycle, backpressure, seed=3))
+    if backpressure:
+        for k, channel in enumerate((ram.read_if.ar_channel, ram.write_if.aw_channel, ram.write_if.b_channel)):
+            channel.set_pause_generator(dram_pauses(1, 1.0, True, seed=4 + k))
+    dut.fmap_base.value = FMAP_BASE
+    return ram
+
+
+async def feed_images(dut, ram, offset: int, size: int, words: bytes) -> None:
+    """Write each input image into the feature-map image while the design waits for one, then start it."""
+    dut.image_ready.value = 0
+    for k in range(len(words) // size):
+        if not int(dut.waiting.value):
+            await RisingEdge(dut.waiting)
+            await ReadOnly()
+            await RisingEdge(dut.clk)
+        ram.write(FMAP_BASE + offset, words[k * size:(k + 1) * size])
+        dut.image_ready.value = 1
+        await RisingEdge(dut.clk)
+        dut.image_ready.value = 0
+        await RisingEdge(dut.clk)
+
+
 @cocotb.test()
 async def stream_images(dut):
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
     if os.environ.get(WEIGHTS_VAR):
         rate, random_pauses = os.environ[DRAM_VAR].split()
         attach_dram(dut, Path(os.environ[WEIGHTS_VAR]).read_bytes(), float(rate), random_pauses == "1")
+    if os.environ.get(FMAP_VAR):
+        rate, random_pauses = os.environ[DRAM_VAR].split()
+        size, offset, per_image, inputs = os.environ[FMAP_VAR].split()
+        ram = attach_fmap_dram(dut, int(size), float(rate), random_pauses == "1")
+        if inputs != "-":
+            cocotb.start_soon(feed_images(dut, ram, int(offset), int(per_image), Path(inputs).read_bytes()))
     limit = int(os.environ.get(CYCLES_VAR, "100000000"))
     await First(RisingEdge(dut.finished), Timer(limit * PERIOD_NS, unit="ns"))
     assert int(dut.finished.value) == 1, f"the design did not finish within {limit:,} cycles"

@@ -6,6 +6,11 @@ module only encodes them, and rejects what the RTL's modules do not implement.
 
 Array layers reduce over k = tap * C_pad + c_in (the input channel fastest; C_pad the row's
 reduction_channels, lanes c_in >= C_in read nothing): row tile t gives lane r the index t * R + r.
+
+Feature maps in external memory: a `dma` row is a table row with `dma` set (the sequencer starts
+hg_fmap_dma instead of an engine), its move's words and addresses in the dma_* fields. A band of a layer is
+an ordinary row over its buffers, with the band's geometry (input height, output rows, top padding, an
+average pool's counted rows); the bands of a layer share its weights, parameters and (when equal) taps.
 """
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ import numpy as np
 
 from ..errors import MappingError
 from ..hw.mapping import ARRAY as ARRAY_UNIT
+from ..hw.mapping import DMA as DMA_UNIT
 from ..hw.mapping import LayerMap, Mapping
 from ..hw.placement import MapPlacement as FeatureMap
 from ..hw.placement import map_shape
@@ -26,7 +32,7 @@ from .weight_rom import WeightSlices, slices_per_word
 from .words import (DIM_LIMIT, DIM_W, MAX_STRIDE, MAX_POOL, MAX_UPSAMPLING, MULT_W, SHIFT_W, VEC_MULT_W,
                     divisor_word, param_word, tap_word, verilog_parameters)
 
-ARRAY, VECTOR = 0, 1
+ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a table row of kind 0 with `dma` set (no engine starts)
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool")
@@ -36,7 +42,7 @@ VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resi
 class Layer:
     name: str
     kind: int
-    node: Node
+    node: Node | None  # None: a dma row
     inputs: list[str]  # feature maps read
     output: str  # feature map written
     covers: tuple[str, ...]  # graph nodes it implements (a fused MaxPool adds its own)
@@ -64,6 +70,9 @@ class Program:
     dw_copies: int  # depthwise window copies (0: no depthwise layer)
     dw_depth: int
     weights_external: bool = False  # the weights stream from external memory (hg_weight_dma), a word per beat
+    fmaps_external: bool = False  # feature maps move through external memory (hg_fmap_dma, m_axi_fmap)
+    input_in_dram: bool = False  # the host writes the input into the feature-map image (no input stream)
+    dram_words: int = 0  # the feature-map image, in activation-memory words
 
     @property
     def word_parameters(self) -> dict[str, int]:
@@ -99,6 +108,8 @@ class _Compiler:
         self.params: list[int] = []
         self.lut: list[int] = []
         self.divisors: list[int] = []
+        self.node_roms: dict[str, tuple[int, int]] = {}  # a node's (w_base, par_base): its bands share them
+        self.tap_tables: dict[tuple, int] = {}  # (node, its tap table) -> base: bands with equal tables share it
 
     def fail(self, node: Node, why: str):
         raise MappingError(f"{self.graph.describe(node.name)} has no RTL implementation: {why}")
@@ -118,13 +129,16 @@ class _Compiler:
                                         f"(target {self.target.name}: {widths.operand_bits}-bit operands, "
                                         f"{widths.accumulator_bits}-bit accumulators)")
         for row in self.mapping.layers:
-            if row.kind != "reshape":
+            if row.unit == DMA_UNIT:
+                self._add_move(row)
+            elif row.kind != "reshape":
                 self._add_layer(row)
         maps = {m.name: m for m in memory.maps}
         self._check_maps(maps)
         self.depths, self.dw_depth, self.dw_copies = memory.plane_depth, memory.dw_depth, memory.dw_copies
-        # addresses, and strides up to a whole plane
-        self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()]).bit_length()
+        # addresses, and strides up to a whole plane (maps in external memory have no on-chip address)
+        self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()
+                                                           if m.dram_base is None]).bit_length()
         self.tap_word = tap_word(self.addr_w)
         self.param_word = param_word(widths.accumulator_bits)
         # the PEs hold the program's widest weights; the ROM each layer's at its own width (as quantization
@@ -139,15 +153,29 @@ class _Compiler:
                                    "from at most two beats)")
             self.word_slices = data_bits // C
         for layer in self.layers:
+            if layer.kind == DMA:
+                self._move_fields(layer, maps)
+                continue
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
         widths = self._widths(maps)
+        fmaps_external = self.mapping.maps_external or self.mapping.input_in_dram
+        if fmaps_external and self.target.external_memory.data_bits > R * ACT_BITS:
+            raise MappingError(f"feature maps move through external memory, and a {self.target.external_memory.data_bits}"
+                               f"-bit AXI4 beat is wider than an activation-memory word ({R} bytes): the RTL moves "
+                               "a word in whole beats")
         return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
                        memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
                        self.word_slices, self.taps, self.params,
-                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external)
+                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,
+                       fmaps_external, self.mapping.input_in_dram, memory.dram_words)
 
     # ---- what the RTL's modules implement ---------------------------------------------------------
+    def _add_move(self, row: LayerMap) -> None:
+        memory = self.mapping.memory
+        self.layers.append(Layer(row.name, DMA, None, [memory.placement(t).name for t in row.inputs],
+                                 memory.placement(row.output).name, (), row))
+
     def _add_layer(self, row: LayerMap) -> None:
         node = self.graph.nodes[row.nodes[0]]
         if row.kind == "grouped_conv":
@@ -183,7 +211,7 @@ class _Compiler:
                                    f"activations in {ACT_BITS} bits (an unquantized model output kept at "
                                    "accumulator precision runs in the HLS C++)")
             if fmap.dw_read and fmap.birth < 0:
-                reader = next(layer for layer in self.layers if fmap.name in layer.inputs)
+                reader = next(layer for layer in self.layers if fmap.name in layer.inputs and layer.node)
                 raise MappingError(f"layer {reader.node.name!r}: a depthwise layer cannot read the input stream "
                                    "directly in the RTL")
 
@@ -201,6 +229,9 @@ class _Compiler:
             else:
                 kernel, strides, dil, pads = tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
             out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
+            band = layer.row.band
+            if band is not None:  # the band's rows, over its input buffer (padding above its first row only)
+                out_h, pads = band.rows_computed, (band.pad_top, pads[1])
             # lane order: k = (ky * kw + kx) * C_pad + c_in; depthwise: k = ky * kw + kx, a channel per column
             w4 = w if w.ndim == 4 else w[:, :, None, :]
             matrix = w4.transpose(2, 3, 1, 0)
@@ -221,27 +252,23 @@ class _Compiler:
                             f"{reduction} x {pixels}")
         rq = node.attrs.requant
         f = layer.fields
+        tap_words = self._tap_words(layer, x, taps, reduction, depthwise)
+        key = (node.name, tap_words)
+        if key not in self.tap_tables:
+            self.tap_tables[key] = len(self.taps)
+            self.taps.extend(tap_words)
         f.update(kind=ARRAY, in_base=x.base, in_h=x.height, in_w=x.width, out_w=out_w, sx=strides[1], sy=strides[0],
                  x0=-pads[1], y0=-pads[0], pix0=-pads[0] * x.width - pads[1], row_step=strides[0] * x.width,
                  in_zp=node.attrs.input_zero_point, in_signed=int(x.quant.signed), in_plane=x.plane,
                  tr=tr, tc=tc, ts=ts, pt=pt, pt_last=pixels - (ts - 1) * pt,
-                 w_bits=layer.row.weight_bits, tap_base=len(self.taps), par_base=len(self.params),
+                 w_bits=layer.row.weight_bits, tap_base=self.tap_tables[key],
                  neg=int(rq.neg_multiplier is not None), zp=rq.zero_point, lo=rq.lo, hi=rq.hi,
                  dw=int(depthwise), dw_base=x.dw_base, in_slot=x.pixels)
-        for t in range(tr):
-            words = []
-            for r in range(R):
-                k = t * R + r
-                if k >= reduction or (not depthwise and taps[k][2] >= x.channels):  # a padded lane reads nothing
-                    words.append(0)
-                    continue
-                dy, dx, ci = taps[k]
-                if not depthwise and ci % x.banks != r % x.banks:
-                    raise MappingError(f"layer {node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
-                                                f"which is not in its bank")
-                coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
-                words.append(self.tap_word.pack(valid=1, dy=dy, dx=dx, off=coff))
-            self.taps.append(_pack(words, self.tap_word.width))
+        if node.name in self.node_roms:  # another band of the layer: its weights and parameters are there
+            f["w_base"], f["par_base"] = self.node_roms[node.name]
+            self._pool_walk(layer)
+            return
+        f["par_base"] = len(self.params)
         padded = np.zeros((tr * R, tc * C), np.int64)
         padded[:reduction, :out_c] = matrix
         # tiles in the engine's order (column tile, then row tile), R rows of C weights each
@@ -262,7 +289,27 @@ class _Compiler:
                     continue
                 lanes.append(self.param_word.pack(bias=bias[m], mult=mult[m], neg=neg[m], shift=shift[m]))
             self.params.append(_pack(lanes, self.param_word.width))
+        self.node_roms[node.name] = f["w_base"], f["par_base"]
         self._pool_walk(layer)
+
+    def _tap_words(self, layer: Layer, x: FeatureMap, taps: list, reduction: int, depthwise: bool) -> tuple[int, ...]:
+        """A row's tap table: per row tile, R lane taps (offsets within the input map `x`)."""
+        R, words = self.R, []
+        for t in range(layer.row.tiles.row_tiles):
+            lanes = []
+            for r in range(R):
+                k = t * R + r
+                if k >= reduction or (not depthwise and taps[k][2] >= x.channels):  # a padded lane reads nothing
+                    lanes.append(0)
+                    continue
+                dy, dx, ci = taps[k]
+                if not depthwise and ci % x.banks != r % x.banks:
+                    raise MappingError(f"layer {layer.node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
+                                       f"which is not in its bank")
+                coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
+                lanes.append(self.tap_word.pack(valid=1, dy=dy, dx=dx, off=coff))
+            words.append(_pack(lanes, self.tap_word.width))
+        return tuple(words)
 
     # ---- vector layers -----------------------------------------------------------------------------
     def _vector_fields(self, layer: Layer, maps: dict[str, FeatureMap]) -> None:
@@ -284,8 +331,10 @@ class _Compiler:
             f.update(op=OP_REQ, a_zp=a_attrs.input_zero_point, ma=a_attrs.multiplier, shift=a_attrs.shift,
                      zp=a_attrs.zero_point, lo=a_attrs.lo, hi=a_attrs.hi)
         elif node.op == "QLut":
-            f.update(op=OP_LUT, a_zp=a_attrs.input_min, lut_base=len(self.lut))
-            self.lut.extend(int(v) & 0xFF for v in a_attrs.table)
+            if node.name not in self.node_roms:  # the bands of a layer share its table
+                self.node_roms[node.name] = len(self.lut), 0
+                self.lut.extend(int(v) & 0xFF for v in a_attrs.table)
+            f.update(op=OP_LUT, a_zp=a_attrs.input_min, lut_base=self.node_roms[node.name][0])
         elif node.op == "MaxPool" or (node.op == "QAveragePool" and a_attrs.pool is not None):
             self._window_pool(layer, x, maps[layer.output])
         elif node.op == "QAveragePool":
@@ -295,6 +344,9 @@ class _Compiler:
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
             out = maps[layer.output]
             up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
+            if layer.row.band is not None and layer.row.band.out_rows[0] % up_y:
+                self.fail(node, "a band of an upsampling that starts inside a source row is not implemented in "
+                                "the RTL")
             if max(up_x, up_y) > MAX_UPSAMPLING:
                 self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} are not implemented in the RTL")
             f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1)
@@ -322,8 +374,15 @@ class _Compiler:
         dil = tuple(d if k > 1 else 1 for d, k in zip(dil, kernel))
         if max(sy, sx) > MAX_STRIDE:
             self.fail(node, f"pooling strides above {MAX_STRIDE} are not implemented in the RTL")
-        counted = (begin, (x.height + end[0], x.width + end[1])) if a.count_include_pad else \
-            ((0, 0), (x.height, x.width))
+        # the counted region (an average's divisor) in the input's rows: a band's input buffer starts at row
+        # `first` of the whole map, whose height is the graph's
+        band, height, first = layer.row.band, x.height, 0
+        if band is not None:
+            height, first = map_shape(self.graph.shape(node.inputs[0]))[1], band.in_rows[0]
+        counted = ((begin[0] + first, begin[1]), (height + end[0] - first, x.width + end[1])) if a.count_include_pad \
+            else ((first, 0), (height - first, x.width))
+        if band is not None:  # the window's origin: padding above the band's first row only
+            begin = (band.pad_top, begin[1])
         if max(*kernel, *dil, *counted[1]) > DIM_LIMIT:
             self.fail(node, f"a pooling window (with its dilation and padding) wider than {DIM_LIMIT} is not "
                             "implemented in the RTL")
@@ -338,16 +397,30 @@ class _Compiler:
         table = {int(c): (int(m), int(s)) for c, m, s in q.divisors}
         if max(m for m, _ in table.values()) >= 1 << VEC_MULT_W or max(s for _, s in table.values()) >= 1 << SHIFT_W:
             self.fail(node, "a divisor's multiplier or shift is out of the vector unit's range")
-        f.update(op=OP_WAVG, a_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi, div_base=len(self.divisors))
-        for count in range(kernel[0] * kernel[1] + 1):
-            m, s = table.get(count, (0, 0))
-            self.divisors.append(word.pack(mult=m, shift=s))
+        if node.name not in self.node_roms:  # the bands of a layer share its divisor table
+            self.node_roms[node.name] = len(self.divisors), 0
+            for count in range(kernel[0] * kernel[1] + 1):
+                m, s = table.get(count, (0, 0))
+                self.divisors.append(word.pack(mult=m, shift=s))
+        f.update(op=OP_WAVG, a_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi,
+                 div_base=self.node_roms[node.name][0])
 
     def _pool_walk(self, layer: Layer) -> None:
         kh, kw = layer.row.pool or (1, 1)
         if max(kh, kw) > MAX_POOL:
             self.fail(layer.node, f"fused MaxPool windows above {MAX_POOL} are not implemented in the RTL")
         layer.fields.update(pool=int(layer.row.pool is not None), pool_kh=kh, pool_kw=kw)
+
+    def _move_fields(self, layer: Layer, maps: dict[str, FeatureMap]) -> None:
+        """A dma row: hg_fmap_dma's configuration; the buffer's plane in in_plane (a store reads it through
+        the array's read port) and out_plane (a load writes it through the writer's port)."""
+        m = layer.row.move
+        buffer = maps[m.buffer]
+        layer.fields.update(dma=1, dma_store=int(m.direction == "store"), dma_segments=m.segments,
+                            dma_words=m.segment_words, dma_dram_word=m.dram_word, dma_dram_stride=m.dram_stride,
+                            dma_buf_base=buffer.base, dma_buf_stride=m.buffer_stride,
+                            dma_dw=int(buffer.dw_read and m.direction == "load"), dma_dw_base=buffer.dw_base,
+                            in_plane=buffer.plane, out_plane=buffer.plane)
 
     def _writer_fields(self, layer: Layer, out: FeatureMap) -> None:
         layer.fields.update(out_base=out.base, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
@@ -365,7 +438,7 @@ class _Compiler:
         for layer in self.layers:
             f = layer.fields
             counts += [f.get(k, 0) for k in ("tr", "tc", "ts", "passes", "out_channels")]
-        pixels = max([1] + [m.pixels for m in maps.values()])
+        pixels = max([1] + [m.pixels for m in maps.values() if m.dram_base is None])
         # signed linear offsets: the window origins and steps (a pool's padding may reach past a map's pixels)
         offsets = max([0] + [abs(layer.fields.get(k, 0)) for layer in self.layers
                              for k in ("pix0", "row_step", "dil_row")])
@@ -374,6 +447,10 @@ class _Compiler:
             "OFF_W": max(self.addr_w, pixels.bit_length(), offsets.bit_length(), DIM_W) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
             "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "W_W": self.weight_w, "WB_W": self.weight_w.bit_length(),
+            # feature-map moves: image word addresses and counts, and segments
+            "WORD_W": max([self.mapping.memory.dram_words] + [layer.fields.get(k, 0) for layer in self.layers
+                                                               for k in ("dma_words", "dma_dram_stride")]).bit_length() + 1,
+            "SEG_W": max([1] + [layer.fields.get("dma_segments", 0) for layer in self.layers]).bit_length() + 1,
         }
         return {name: max(width, 1) for name, width in widths.items()}  # no Verilog range is ever empty
 

@@ -16,6 +16,7 @@ from ..hw.tiling import accumulator_depth
 from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import Program
+from .fmap_dma import B_LATENCY
 from .weight_dma import AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image
 from .words import POOL_W, SHIFT_W, STRIDE_W, UP_W, VEC_MULT_W, Z_W
 
@@ -49,7 +50,10 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
     aw, dim, off, cnt, pix = w["ADDR_W"], w["DIM_W"], w["OFF_W"], w["CNT_W"], w["PIX_W"]
     rom = {m: _aw(len(getattr(program, m))) for m in MEMORIES}
     rom["weights"] = _aw(weight_depth(program)) + (program.weight_word_slices - 1).bit_length()  # a slice address
-    return [
+    moves = [("dma", 1), ("dma_store", 1), ("dma_segments", w["SEG_W"]), ("dma_words", w["WORD_W"]),
+             ("dma_dram_word", w["WORD_W"]), ("dma_dram_stride", w["WORD_W"]), ("dma_buf_base", aw),
+             ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw)] if program.fmaps_external else []
+    return moves + [
         ("kind", 1),
         ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", STRIDE_W), ("sy", STRIDE_W),
         ("x0", dim + 1), ("y0", dim + 1), ("pix0", off), ("row_step", off), ("in_zp", Z_W), ("in_signed", 1),
@@ -121,7 +125,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES} | {"weights": weight_depth(program)},
         tile_words=tile_words(program), tiles_ahead=tiles_ahead(program), axi_aw=AXI_ADDR_BITS,
         wsa_w=dict(fields)["w_base"], lut_used=bool(program.lut),
-        ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if program.weights_external else 0,
+        ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if t.external_memory else 0,
+        b_delay=max(t.external_memory.read_latency - B_LATENCY, 0) if t.external_memory else 0,
         divisors_used=bool(program.divisors),
         pool_depth=_pool_depth(program),
     )
@@ -138,5 +143,5 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
 
 def _pool_depth(program: Program) -> int:
     """Entries of the writer's pooling row buffer: a power of two above the widest pooled row."""
-    widest = max([layer.fields["pool_w"] for layer in program.layers if layer.fields["pool"]], default=1)
+    widest = max([layer.fields["pool_w"] for layer in program.layers if layer.fields.get("pool")], default=1)
     return 1 << max(widest - 1, 1).bit_length()

@@ -24,7 +24,8 @@ from ..hw.cycles import utilization
 from ..hw.program_io import read_program
 from ..npz_io import read_npz
 from ..progress import Step, silent
-from .cocotb_model import DRAM_VAR, WEIGHTS_VAR
+from .cocotb_model import DRAM_VAR, FMAP_VAR, WEIGHTS_VAR
+from .fmap_dma import image_bytes, input_words
 from .program import compile_program
 from .render import write_rtl
 from .runner import Design, build, run
@@ -95,8 +96,11 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         start = time.perf_counter()
         env = {"HLSGEN_SIM_CYCLES": str(CYCLE_BUDGET * mapping.cycles * count + 10_000)}
         if files.weight_image is not None:
-            env |= {WEIGHTS_VAR: str(files.weight_image.resolve()),
-                    DRAM_VAR: f"{target.external_memory.bytes_per_cycle} {int(backpressure)}"}
+            env |= {WEIGHTS_VAR: str(files.weight_image.resolve())}
+        if program.fmaps_external:
+            env |= {FMAP_VAR: _fmap_setting(program, int_inputs[graph.inputs[0]], work)}
+        if files.weight_image is not None or program.fmaps_external:
+            env |= {DRAM_VAR: f"{target.external_memory.bytes_per_cycle} {int(backpressure)}"}
         with step(f"RTL simulation of {count} image(s)"):
             tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
                                 plusargs=[f"+images={count}"])
@@ -117,6 +121,16 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
                             + "; ".join(result.mismatches[:3]) + (f"; first wrong value: {where}" if where else ""))
     return result
+
+
+def _fmap_setting(program, images: np.ndarray, work: Path) -> str:
+    """The feature-map RAM's size and, when the input lives in it, where and what each image is (a file)."""
+    if not program.input_in_dram:
+        return f"{image_bytes(program)} 0 0 -"
+    offset, words = input_words(program, images)
+    path = work / "fmap_inputs.bin"
+    path.write_bytes(words)
+    return f"{image_bytes(program)} {offset} {len(words) // len(images)} {path.resolve()}"
 
 
 def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_inputs: dict, image: int) -> str | None:

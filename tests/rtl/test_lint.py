@@ -79,3 +79,21 @@ def test_a_top_with_3_bit_weights_is_lint_clean(tmp_path):
     assert ".W_W(3)" in (files.folder / f"{files.top}.v").read_text()
     ok, messages = lint(list(files.sources), files.top)
     assert ok, messages
+
+
+@pytest.mark.parametrize("model", ["residual", "mobilenet"])
+def test_a_top_and_testbench_with_feature_maps_in_external_memory_are_lint_clean(tmp_path, model):
+    """4 KiB of activation memory: the input and the large maps in the feature-map image, moved by dma rows
+    through hg_fmap_dma's AXI4 port (m_axi_fmap); a model whose maps fit keeps its ports (no m_axi_fmap)."""
+    from hlsgen.hw.target import Buffer
+    from tests.hw.models import target_with
+
+    program = rtl_program(integer_graph(model), target_with(buffers__input=Buffer(4, 16)))
+    files = write_rtl(program, tmp_path)
+    top = (tmp_path / f"{files.top}.v").read_text()
+    assert "hg_fmap_dma" in top and "m_axi_fmap_awvalid" in top and "s_axis_tdata" not in top
+    for name in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), name)
+        assert ok, messages
+    whole = write_rtl(rtl_program(integer_graph(model), target_with()), tmp_path / "whole")
+    assert "m_axi_fmap" not in (whole.folder / f"{whole.top}.v").read_text()

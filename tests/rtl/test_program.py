@@ -234,3 +234,33 @@ def test_a_beat_narrower_than_a_row_is_refused():
     target = target_with(buffers__weight=Buffer(16, 16), external_memory=ExternalMemory(32, 4, 60))
     with pytest.raises(MappingError, match="32-bit AXI4 beat holds fewer than a row of 16 weights"):
         rtl_program(integer_graph("digits"), target)
+
+
+def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves():
+    """The residual network in 4 KiB of activation memory: its layers run in bands over buffers, with the
+    weights, parameters and per-node tables of the whole program (once per node, not per band); a band row
+    reads its input buffer's height and the band's top padding; a dma row names its move and buffer."""
+    from hlsgen.rtl.program import DMA
+
+    graph = integer_graph("residual")
+    whole = rtl_program(graph, target_with())
+    banded = rtl_program(graph, target_with(buffers__input=Buffer(4, 16)))
+    assert banded.fmaps_external and banded.input_in_dram and not whole.fmaps_external
+    assert banded.weights == whole.weights and banded.params == whole.params and banded.divisors == whole.divisors
+    bands = [layer for layer in banded.layers if layer.row.band and layer.row.band.count > 1]
+    assert bands and any(layer.kind == ARRAY for layer in bands) and any(layer.kind != ARRAY for layer in bands)
+    for layer in bands:
+        f, x, band = layer.fields, banded.maps[layer.inputs[0]], layer.row.band
+        assert x.holds and x.height == band.in_rows[1] - band.in_rows[0]
+        if layer.kind == ARRAY:
+            assert f["in_h"] == x.height and f["y0"] == -band.pad_top
+    moves = [layer for layer in banded.layers if layer.kind == DMA]
+    assert moves and {layer.row.move.direction for layer in moves} == {"load", "store"}
+    for layer in moves:
+        f, m = layer.fields, layer.row.move
+        buffer, tensor = banded.maps[m.buffer], banded.maps[m.tensor]
+        assert tensor.dram_base is not None and buffer.dram_base is None
+        assert (f["dma"], f["dma_store"], f["dma_segments"], f["dma_words"]) == (1, int(m.direction == "store"),
+                                                                               m.segments, m.segment_words)
+        assert f["dma_dram_word"] == tensor.dram_base + m.rows[0] * tensor.width and f["dma_buf_base"] == buffer.base
+        assert f["in_plane"] == f["out_plane"] == buffer.plane
