@@ -19,6 +19,7 @@ from .errors import DataError, HlsgenError, PathError, UnsupportedModelError, Us
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
 from .hls import write_hls
+from .hls.design import refuse_external_maps
 from .hls.overlay.partition_check import check_folder
 from .hls.verify import csim_build
 from .graph_io import save_graph
@@ -128,6 +129,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     with step("map"):
         mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
+            refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
     staging = _staging_folder(out)
     try:
@@ -273,11 +275,13 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
 def _write_hls(folder: Path, options: BuildOptions, target: Target, graph: Graph, int_inputs: dict,
                int_outputs: dict, mapping, notices: list[str]):
     """OUT/hls/ in the design asked for; `auto`: the overlay, or the per-layer dataflow design where the
-    overlay's units do not implement a layer or the target's array. Returns (design, what write_hls gave)."""
+    overlay's units do not implement a layer or the target's array (never with feature maps in external
+    memory). Returns (design, what write_hls gave)."""
     args = (folder, graph, target, Path(options.model).stem, Path(options.model).name, int_inputs, int_outputs,
             mapping)
-    if options.hls_design != "auto":
-        return options.hls_design, write_hls(*args, design=options.hls_design)
+    if options.hls_design != "auto" or mapping.maps_external:  # only the overlay moves maps to external memory
+        design = "overlay" if options.hls_design == "auto" else options.hls_design
+        return design, write_hls(*args, design=design)
     try:
         return "overlay", write_hls(*args, design="overlay")
     except UnsupportedModelError as exc:

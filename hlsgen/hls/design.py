@@ -68,7 +68,9 @@ def build_design(graph: Graph, target: Target, top: str, mapping=None,
     of its mapping onto `target` (`mapping` from hlsgen.hw.map_model, computed when not given).
     `offchip` names layers whose weights stay off chip (default: those that do not fit the weight memory)."""
     check_batch(graph)
-    if mapping is None or any(layer.pool for layer in mapping.layers):  # this design runs every MaxPool itself
+    mapping = mapping or map_model(graph, target)
+    refuse_external_maps(mapping)
+    if any(layer.pool for layer in mapping.layers):  # this design runs every MaxPool itself
         mapping = map_model(graph, target, fuse_pools=False)
     nests = layer_nests(mapping)
     names = Names()
@@ -127,6 +129,15 @@ def offchip_layers(graph: Graph, target: Target) -> frozenset[str]:
         else:
             offchip.add(node.name)
     return frozenset(offchip)
+
+
+def refuse_external_maps(mapping) -> None:
+    """This design streams whole maps between its processes: it has no feature-map image in external memory."""
+    if mapping.maps_external:
+        target = mapping.target
+        raise MappingError(f"{len(mapping.memory.external)} feature maps do not fit the activation memory of "
+                           f"{target.name} (buffers.input = {target.buffers.input.kib} KiB) and live in external "
+                           "memory, which only the overlay moves: use --hls-design overlay (or auto)")
 
 
 def check_batch(graph: Graph) -> None:

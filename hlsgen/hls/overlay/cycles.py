@@ -3,7 +3,7 @@ before pipeline fill. The counterpart of hlsgen.hw.cycles (the layer program's m
 for the C++ design, so that report.json can put the two side by side."""
 from __future__ import annotations
 
-from .program import OP_COPY, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, ARRAY, ROW_FIELDS, OverlayProgram
+from .program import OP_COPY, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, ARRAY, DMA, ROW_FIELDS, OverlayProgram
 
 
 def row_cycles(program: OverlayProgram, rows: int, external: bool = False) -> list[int]:
@@ -13,7 +13,10 @@ def row_cycles(program: OverlayProgram, rows: int, external: bool = False) -> li
     result = []
     for row in program.rows:
         f = dict(zip(names, row.values))
-        result.append(_array(f, rows, external) if f["unit"] == ARRAY else _vector(f, program))
+        if f["unit"] == DMA:  # a feature-map image word per cycle
+            result.append(f["d_segments"] * f["d_words"])
+        else:
+            result.append(_array(f, rows, external) if f["unit"] == ARRAY else _vector(f, program))
     return result
 
 
@@ -21,6 +24,13 @@ def inference_cycles(program: OverlayProgram, rows: int, external: bool = False)
     """Stream the inputs in, run every row, stream the outputs out."""
     ports = sum(p.count for p in (*program.inputs, *program.outputs))
     return ports + sum(row_cycles(program, rows, external))
+
+
+def moved_words(program: OverlayProgram) -> int:
+    """Feature-map image words the dma rows move per inference (loads and stores)."""
+    names = [n for n, _ in ROW_FIELDS]
+    fields = [dict(zip(names, row.values)) for row in program.rows]
+    return sum(f["d_segments"] * f["d_words"] for f in fields if f["unit"] == DMA)
 
 
 def fetched_words(program: OverlayProgram, rows: int) -> int:

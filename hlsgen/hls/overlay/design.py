@@ -1,7 +1,8 @@
 """Write OUT/hls/ as the overlay: the target's accelerator (one R x C array, one vector unit, the writer,
-the activation and weight memories) as hand-written C++ units, plus this model's layer program and ROMs,
-plus the top function, the self-checking testbench and its data, run_hls.tcl, a README and the portable
-headers. Also what the report needs to say about it (MACs per cycle, DSP / BRAM estimate, ROM bits)."""
+the activation and weight memories, the DMA unit of feature maps in external memory) as hand-written C++
+units, plus this model's layer program and ROMs, plus the top function, the self-checking testbench and its
+data, run_hls.tcl, a README and the portable headers. Also what the report needs to say about it (MACs per
+cycle, DSP / BRAM estimate, ROM bits, external memory traffic)."""
 from __future__ import annotations
 
 import math
@@ -17,7 +18,7 @@ from ..cnames import Names
 from ..ports import Port, make_port
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
-from .cycles import fetched_words, inference_cycles, row_cycles
+from .cycles import fetched_words, inference_cycles, moved_words, row_cycles
 from .partition_check import prove_folder
 from .program import PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
@@ -26,6 +27,7 @@ INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
 WEIGHT_IMAGE = "weights.bin"  # the weights in external memory, as the host loads them
 WORDS_PER_LINE = 4
+MAX_BURST = 256  # beats of an AXI4 burst
 REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
 LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
 
@@ -42,13 +44,16 @@ class OverlayDesign:
     cycles: int  # per inference: the pipelined loops' trip counts (cycles.py)
     row_cycles: tuple[int, ...]  # per program row
     weights: str = "rom"  # "rom", or "external": the words are WEIGHT_IMAGE, read through the m_axi port wmem
-    dram_bytes: int = 0  # read from external memory per inference
+    dram_bytes: int = 0  # weights read from external memory per inference
+    fmap_image_bytes: int = 0  # the feature-map image in external memory (0: every map on chip)
+    fmap_bytes: int = 0  # feature-map bytes the dma rows move per inference
 
     def to_json(self) -> dict:
         return {"design": "overlay", "rows": self.rows, "macs_per_cycle": self.macs_per_cycle,
                 "dsp": self.dsp, "bram_18k": self.bram_18k, "weight_rom_bits": self.weight_rom_bits,
                 "weight_rom_words": self.weight_rom_words, "cycles": self.cycles, "weights": self.weights,
-                "weight_bytes": 8 * self.weight_rom_words, "dram_bytes": self.dram_bytes}
+                "weight_bytes": 8 * self.weight_rom_words, "dram_bytes": self.dram_bytes,
+                "feature_map_image_bytes": self.fmap_image_bytes, "feature_map_bytes": self.fmap_bytes}
 
 
 def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_inputs: dict[str, np.ndarray],
@@ -71,27 +76,42 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     common = {"version": __version__, "top": top, "source": source, "target": target.name, "external": external}
     image = {"weight_image": WEIGHT_IMAGE, "weight_words": len(program.weight_words),
              "weight_bytes": 8 * len(program.weight_words), "dram_bytes": dram_bytes} if external else {}
-    port_dicts = [vars(p) | {"place": q.place} for p, q in zip(ports, [*program.inputs, *program.outputs])]
+    places = {q.tensor: q.place for q in (*program.inputs, *program.outputs)}
+    in_dram = {q.tensor: {"base": q.place[1], "lg": q.place[2], "pixels": q.place[4] * q.place[5]}
+               for q in program.dram_inputs}
+    port_dicts = [vars(p) | {"place": places.get(p.tensor), "dram": in_dram.get(p.tensor)} for p in ports]
+    streamed = [p for p in port_dicts if not p["dram"]]
+    fmaps = {"words": mapping.memory.dram_words, "bytes_per_word": R,
+             "inputs": [p for p in port_dicts if p["dram"]]} if mapping.memory.dram_words else None
+    memories = [m for m in (("const uint64_t* wmem", "dram", external), ("fmap_word_t* fmem", "fmap_image", fmaps))
+                if m[2]]  # the top's AXI4 masters: (argument, the testbench's host array)
+    signature = ", ".join([f"hls::stream<hls::axis<{p['t']}, 0, 0, 0> >& {p['name']}" for p in streamed]
+                          + [arg for arg, _, _ in memories])
+    call = ", ".join([p["name"] for p in streamed] + [host for _, host, _ in memories])
+    common["fmaps"] = fmaps
     files = {
         "hlsgen_ops.h": render("hlsgen_ops.h.j2", **common),
         "overlay_config.h": render("overlay/config.h.j2", **common, c=config, row_fields=ROW_FIELDS,
                                    place_fields=PLACE_FIELDS, segment_fields=SEGMENT_FIELDS),
         "overlay_units.h": render("overlay/units.h.j2", **common, c=config),
         f"{top}_program.h": render("overlay/program.h.j2", **common, p=program, row_fields=ROW_FIELDS,
-                                   place_fields=PLACE_FIELDS, ports=port_dicts,
+                                   place_fields=PLACE_FIELDS, ports=streamed,
                                    weight_lines=[] if external else _hex_lines(program),
                                    cols=target.array.cols, segment_fields=SEGMENT_FIELDS,
                                    names=[_c_string(r.name) for r in program.rows],
                                    tensors=[_c_string(r.output) for r in program.rows]),
-        f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=port_dicts),
-        f"{top}.cpp": render("overlay/top.cpp.j2", **common, ports=port_dicts,
-                             top_pragmas=top_pragmas(ports, program, target.external_memory if external else None)),
+        f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=streamed,
+                           signature=signature),
+        f"{top}.cpp": render("overlay/top.cpp.j2", **common, ports=streamed, signature=signature,
+                             top_pragmas=top_pragmas([p for p in ports if p.tensor not in in_dram], program,
+                                                     target.external_memory if external else None,
+                                                     target.external_memory if fmaps else None, config)),
     }
     for name, text in files.items():
         (out / name).write_text(text)
     samples = write_test_data(out, graph, int_inputs, int_outputs)
     (out / f"{top}_tb.cpp").write_text(render(
-        "overlay/testbench.cpp.j2", **common, ports=port_dicts,
+        "overlay/testbench.cpp.j2", **common, ports=port_dicts, call=call,
         inputs_per_sample=sum(p.count for p in ports if p.direction == "input"),
         outputs_per_sample=sum(p.count for p in ports if p.direction == "output"),
         input_file=INPUT_FILE, expected_file=EXPECTED_FILE, **image))
@@ -109,16 +129,20 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     prove_folder(out)  # every pipelined loop's accesses against the partitions, as the C++ states them
     return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
                          program.weight_bits, len(program.weight_words), inference_cycles(program, R, external),
-                         tuple(row_cycles(program, R, external)), "external" if external else "rom", dram_bytes)
+                         tuple(row_cycles(program, R, external)), "external" if external else "rom", dram_bytes,
+                         R * mapping.memory.dram_words, R * moved_words(program))
 
 
-def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None) -> list[str]:
+def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_memory=None,
+                config: dict | None = None) -> list[str]:
     """The top function's interfaces and the partitioning of the memories it declares or reads: the
     activation memory by plane and bank, the depthwise copies by copy and lane, the tap and parameter
     ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once. With the
     weights in external memory (`memory`, the target's external_memory), an AXI4 master port `wmem` in their place (its
     address in the control registers, its expected latency the target's) and the two staging buffers,
-    each split cyclically like the ROM (an m_axi pointer is never partitioned)."""
+    each split cyclically like the ROM (an m_axi pointer is never partitioned). With feature maps in
+    external memory (`fmap_memory`), a second AXI4 master `fmem` of its own bundle (the feature-map image
+    of config["fmap_words"] words), whose bursts are a dma row's channel blocks."""
     if memory is not None:
         weights = [f"#pragma HLS INTERFACE mode=m_axi port=wmem offset=slave bundle=gmem "
                    f"depth={len(program.weight_words)} latency={memory.read_latency}",
@@ -127,6 +151,12 @@ def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None) -> list
                    f"#pragma HLS ARRAY_PARTITION variable=wbuf type=cyclic factor={program.row_words} dim=2"]
     else:
         weights = [f"#pragma HLS ARRAY_PARTITION variable=wrom type=cyclic factor={program.row_words} dim=1"]
+    if fmap_memory is not None:
+        burst = min(MAX_BURST, config["max_dma_words"])
+        weights += [f"#pragma HLS INTERFACE mode=m_axi port=fmem offset=slave bundle=fmem depth={config['fmap_words']} "
+                    f"latency={fmap_memory.read_latency} max_read_burst_length={burst} "
+                    f"max_write_burst_length={burst}",
+                    "#pragma HLS INTERFACE mode=s_axilite port=fmem bundle=control"]
     return [*(f"#pragma HLS INTERFACE mode=axis port={p.name}" for p in ports),
             "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control",
             "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=1",
@@ -154,6 +184,9 @@ def _config(mapping, program: OverlayProgram, external: bool = False) -> dict:
             "max_passes": max([1] + [f["passes"] for f in fields]),
             "max_pixels": max([1] + [f["pixels"] * max(f["kh"] * f["kw"], 1) for f in fields]),
             "max_port": max([1] + ports), "external": external,
+            "fmaps": memory.dram_words > 0, "fmap_words": memory.dram_words,
+            "max_dma_segments": max([1] + [f["d_segments"] for f in fields]),
+            "max_dma_words": max([1] + [f["d_words"] for f in fields]),
             # a PE row's load reads ROW_WORDS words from the one holding its first bit, anywhere in the tile
             "tile_words": (63 + (R - 1) * C * program.weight_max_bits) // 64 + program.row_words,
             "max_copy": max([1] + [s[3] * s[4] * s[5] for s in program.segments]

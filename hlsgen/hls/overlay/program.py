@@ -5,6 +5,9 @@ come from the mapping. This module only spells them as the C++ rows and ROMs the
 (templates/hls/overlay/units.h.j2) walk, in the RTL's order: array rows reduce over k = tap * C_pad + c_in
 (input channel fastest, C_pad the row's `reduction_channels`; depthwise: k = tap, a channel per column),
 tiles go spatial > column > row, and lane r of the array reads bank r of the activation memory.
+Feature maps in external memory: `dma` rows become DMA-unit rows (a move between the feature-map image and
+a band buffer), and a band of a layer takes its geometry from the row (its buffers' heights, the band's
+rows computed and top padding) while sharing its node's weights, parameters and tables with the other bands.
 """
 from __future__ import annotations
 
@@ -19,13 +22,14 @@ from ...ir import Graph, Node
 from ...ops.pool import pool_windows
 from .roms import BitStream
 
-ARRAY, VECTOR = 0, 1
-OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY = range(10)
+ARRAY, VECTOR, DMA = 0, 1, 2
+(OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY,
+ OP_LOAD, OP_STORE) = range(12)
 NO_SLOT = 3  # a copy segment's output coordinate fed by no source coordinate (it is 0)
 
 # The fields of one program row (C++ `struct Row`, every field an int), with what each means.
 ROW_FIELDS = (
-    ("unit", "0 systolic array, 1 vector unit"),
+    ("unit", "0 systolic array, 1 vector unit, 2 feature-map DMA"),
     ("op", "OP_* of the unit"),
     ("in_plane", "input map: plane"), ("in_base", "base address"), ("in_lg", "log2 of its channel banks"),
     ("in_c", "channels"), ("in_h", "height"), ("in_w", "width"),
@@ -37,6 +41,7 @@ ROW_FIELDS = (
     ("sy", "stride"), ("sx", "stride"), ("pad_t", "padding above"), ("pad_l", "padding left"),
     ("kh", "window"), ("kw", "window"), ("dil_y", "dilation"), ("dil_x", "dilation"),
     ("uy", "Resize: upsampling"), ("ux", "Resize: upsampling"),
+    ("ky0", "Resize: the first output row's repeat of its source row (a band may start inside one)"),
     ("tr", "array: row tiles"), ("tc", "array: column tiles"), ("ts", "array: spatial tiles"),
     ("pt", "array: pixels per spatial tile"), ("passes", "vector: channel blocks of C lanes"),
     ("w_bit", "array: first bit of its weights in the weight ROM"), ("wbits", "array: weight width"),
@@ -52,6 +57,9 @@ ROW_FIELDS = (
     ("pool", "a MaxPool runs in the writer"), ("pool_kh", "its window (= stride)"), ("pool_kw", "its window"),
     ("seg_base", "copy: first segment"), ("seg_count", "copy: segments"),
     ("fill", "copy: the output is first filled with `zp` (Pad)"),
+    ("d_word", "dma: first feature-map image word"), ("d_stride", "dma: image words between channel blocks"),
+    ("d_segments", "dma: channel blocks"), ("d_words", "dma: words per channel block"),
+    ("d_bstride", "dma: buffer words between channel blocks"), ("d_signed", "dma: a load sign-extends the bytes"),
 )
 # A copy segment: a source map (plane, base, lg, channels, height, width) and, per output coordinate
 # (c, y, x), the source coordinate it takes (0 c, 1 y, 2 x, NO_SLOT none) plus an offset.
@@ -63,7 +71,7 @@ PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_
 @dataclass(frozen=True)
 class Row:
     name: str  # the layer program's row name ("conv1+pool1" for a fused MaxPool)
-    output: str  # the tensor it writes (what an HLSGEN_TRACE build logs)
+    output: str  # the graph tensor it writes whole on chip (what an HLSGEN_TRACE build logs), or ""
     values: tuple[int, ...]  # in ROW_FIELDS order
 
 
@@ -77,8 +85,9 @@ class Port:
 @dataclass(frozen=True)
 class OverlayProgram:
     rows: tuple[Row, ...]
-    inputs: tuple[Port, ...]
+    inputs: tuple[Port, ...]  # streamed in
     outputs: tuple[Port, ...]
+    dram_inputs: tuple[Port, ...]  # in the feature-map image, written by the host (place: its image word)
     weight_words: tuple[int, ...]  # 64-bit words, weights at each layer's width, spare words at the end
     weight_bits: int  # bits the weights occupy (before the last word's padding and the spare words)
     taps: tuple[tuple[tuple[int, int, int, int], ...], ...]  # per row tile: R lanes of (valid, dy, dx, offset)
@@ -110,6 +119,7 @@ class _Builder:
         self.aux: list[int] = []
         self.divisors: list[tuple[int, int]] = []
         self.segments: list[tuple[int, ...]] = []
+        self.shared: dict = {}  # per graph node (and input geometry): ROM entries its bands share
 
     def run(self) -> OverlayProgram:
         if self.mapping.target.array.dataflow != "weight_stationary":
@@ -122,6 +132,10 @@ class _Builder:
         for layer in self.mapping.layers:
             if layer.unit == "none":  # a Reshape: its output is an alias of its input's map
                 continue
+            if layer.unit == "dma":
+                values = self._dma(layer)
+                rows.append(Row(layer.name, "", tuple(values[name] for name, _ in ROW_FIELDS)))
+                continue
             node = self.graph.nodes[layer.nodes[0]]
             try:
                 values = self._array(layer, node) if layer.unit == "systolic_array" else self._vector(layer, node)
@@ -131,24 +145,29 @@ class _Builder:
                 onnx_name, op_type, opset = self.graph.origin(node.name) or (node.name, "a layer hlsgen made", 0)
                 problems.append(UnsupportedOp(onnx_name, op_type, opset, f"the HLS overlay cannot run it: {exc}"))
                 continue
-            rows.append(Row(layer.name, layer.output, tuple(values[name] for name, _ in ROW_FIELDS)))
+            rows.append(Row(layer.name, layer.output if self._whole(layer) else "",
+                            tuple(values[name] for name, _ in ROW_FIELDS)))
         if problems:
             raise UnsupportedOpsError(problems)
         place = self.mapping.placement
-        maps = [place(t) for t in [*self.graph.inputs, *(r.output for r in rows)]]
-        act_bits = max([2] + [m.quant.bits + (0 if m.quant.signed else 1) for m in maps])
+        act_bits = max([2] + [m.quant.bits + (0 if m.quant.signed else 1) for m in self.mapping.memory.maps])
         array_rows = [layer for layer in self.mapping.layers if layer.unit == "systolic_array"]
         pooled = [dict(zip((n for n, _ in ROW_FIELDS), r.values)) for r in rows]
         pooled = [f for f in pooled if f["pool"]]
         wmax = max([2] + [layer.weight_bits for layer in array_rows])
+        dram = [t for t in self.graph.inputs if place(t).dram_base is not None]
         return OverlayProgram(
-            tuple(rows), tuple(self._port(t) for t in self.graph.inputs),
-            tuple(self._port(t) for t in self.graph.outputs),
+            tuple(rows), tuple(self._port(t) for t in self.graph.inputs if t not in dram),
+            tuple(self._port(t) for t in self.graph.outputs), tuple(self._port(t) for t in dram),
             tuple(self.weights.words(self._row_words(wmax))), self.weights.bits, tuple(self.taps), tuple(self.params),
             tuple(self.lut), tuple(self.aux), tuple(self.divisors), tuple(self.segments), act_bits, wmax,
             max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
             max([1] + [max(f["tc"], f["passes"]) for f in pooled]),
             max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax))
+
+    def _whole(self, layer) -> bool:
+        """Whether the row computes a whole graph tensor on chip (not a band into a buffer map)."""
+        return (layer.band is None or layer.band.count == 1) and layer.output in self.graph.quant
 
     def _row_words(self, wmax: int) -> int:
         """64-bit words a row of C weights can touch: C * wmax bits starting anywhere in a word."""
@@ -160,7 +179,8 @@ class _Builder:
 
     @staticmethod
     def _place(m) -> tuple[int, ...]:
-        return (m.plane, m.base, m.lg, m.channels, m.height, m.width, int(m.dw_read), m.dw_base)
+        base = m.base if m.dram_base is None else m.dram_base
+        return (m.plane, base, m.lg, m.channels, m.height, m.width, int(m.dw_read), m.dw_base)
 
     def _row(self, layer) -> dict[str, int]:
         """Every field 0, then the writer's: the map the row writes."""
@@ -179,12 +199,31 @@ class _Builder:
             f.update(in_c=m.channels, in_h=m.height, in_w=m.width, dw_base=m.dw_base)
         return m
 
+    def _dma(self, layer) -> dict[str, int]:
+        """A feature-map transfer between the image in external memory and an on-chip buffer map: a load
+        writes the buffer as the writer would (o_* fields, depthwise copies included), a store reads it
+        (in_* fields); either way a burst of d_words image words per channel block. The mapping keeps maps
+        wider than a byte on chip and gives a buffer its external map's banks (hlsgen.hw.banding)."""
+        move = layer.move
+        tensor, buffer = self.mapping.placement(move.tensor), self.mapping.placement(move.buffer)
+        load = move.direction == "load"
+        f = {name: 0 for name, _ in ROW_FIELDS}
+        if load:
+            f.update(o_plane=buffer.plane, o_base=buffer.base, o_lg=buffer.lg, o_h=buffer.height, o_w=buffer.width,
+                     o_channels=buffer.channels, o_dw=int(buffer.dw_read), o_dw_base=buffer.dw_base)
+        else:
+            f.update(in_plane=buffer.plane, in_base=buffer.base, in_lg=buffer.lg, in_c=buffer.channels,
+                     in_h=buffer.height, in_w=buffer.width)
+        f.update(unit=DMA, op=OP_LOAD if load else OP_STORE, d_word=move.dram_word, d_stride=move.dram_stride,
+                 d_segments=move.segments, d_words=move.segment_words, d_bstride=move.buffer_stride,
+                 d_signed=int(tensor.quant.signed))
+        return f
+
     # ---- systolic array rows -----------------------------------------------------------------------
     def _array(self, layer, node: Node) -> dict[str, int]:
         R, C = self.R, self.C
         f = self._row(layer)
         x = self._input(f, layer.inputs[0])
-        w = self.graph.constants[node.inputs[1]].astype(np.int64)
         depthwise = layer.kind == "depthwise"
         c_pad = layer.tiles.work.reduction_channels  # lanes per tap, the program's; zero weights past C_in
         if layer.kind == "grouped_conv":
@@ -192,13 +231,10 @@ class _Builder:
         if node.op == "QConv":
             kernel, strides, dil, pads = _geometry(node.attrs.conv)
             out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
-            w4 = w if w.ndim == 4 else w[:, :, None, :]
-            matrix = w4.transpose(2, 3, 1, 0)  # k = (ky * kw + kx) * C_pad + c_in
         else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C_pad + c
             kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
-            out_c, out_h, out_w = int(w.shape[1]), 1, 1
-            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3)
-        matrix = np.pad(matrix, ((0, 0), (0, 0), (0, c_pad - matrix.shape[2]), (0, 0))).reshape(-1, out_c)
+            out_c, out_h, out_w = int(self.graph.constants[node.inputs[1]].shape[1]), 1, 1
+        out_h, pad_t = _band_rows(layer, out_h, pads[0])
         taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
                 for ci in range(c_pad)]
         tiles = layer.tiles
@@ -208,11 +244,24 @@ class _Builder:
         tr, tc = math.ceil(len(taps) / R), math.ceil(out_c / C)
         rq = node.attrs.requant
         f.update(unit=ARRAY, op=OP_MAC, in_zp=node.attrs.input_zero_point, dw=int(depthwise), out_h=out_h,
-                 out_w=out_w, pixels=out_h * out_w, sy=strides[0], sx=strides[1], pad_t=pads[0], pad_l=pads[1],
+                 out_w=out_w, pixels=out_h * out_w, sy=strides[0], sx=strides[1], pad_t=pad_t, pad_l=pads[1],
                  tr=tr, tc=tc, ts=tiles.spatial_tiles, pt=tiles.spatial_tile, wbits=layer.weight_bits,
-                 tap_base=len(self.taps), par_base=len(self.params), neg=int(rq.neg_multiplier is not None),
+                 tap_base=self._taps(node, x, taps, depthwise), neg=int(rq.neg_multiplier is not None),
                  zp=rq.zero_point, lo=rq.lo, hi=rq.hi)
-        for t in range(tr):
+        if node.name not in self.shared:  # the bands of a layer share its weights and parameters
+            self.shared[node.name] = self._weights(layer, node, x, taps, out_c, kernel, c_pad)
+        f.update(self.shared[node.name])
+        return f
+
+    def _taps(self, node: Node, x, taps: list[tuple[int, int, int]], depthwise: bool) -> int:
+        """The first tap-table word of `node` reading map `x` (its offsets depend on the map's width and
+        channel slots, so bands whose input buffers are alike share them)."""
+        key = (node.name, x.width, x.pixels, x.lg)
+        if key in self.shared:
+            return self.shared[key]
+        self.shared[key] = len(self.taps)
+        R = self.R
+        for t in range(math.ceil(len(taps) / R)):
             lanes = []
             for r in range(R):
                 k = t * R + r
@@ -225,10 +274,25 @@ class _Builder:
                 coff = (0 if depthwise else (ci >> x.lg) * x.pixels) + dy * x.width + dx
                 lanes.append((1, dy, dx, coff))
             self.taps.append(tuple(lanes))
+        return self.shared[key]
+
+    def _weights(self, layer, node: Node, x, taps: list, out_c: int, kernel, c_pad: int) -> dict[str, int]:
+        """The node's weight tiles in the weight ROM and its per-channel parameters: w_bit, par_base."""
+        R, C = self.R, self.C
+        w = self.graph.constants[node.inputs[1]].astype(np.int64)
+        if node.op == "QConv":
+            w4 = w if w.ndim == 4 else w[:, :, None, :]
+            matrix = w4.transpose(2, 3, 1, 0)  # k = (ky * kw + kx) * C_pad + c_in
+        else:
+            matrix = w.reshape(x.channels, kernel[0], kernel[1], out_c).transpose(1, 2, 0, 3)
+        matrix = np.pad(matrix, ((0, 0), (0, 0), (0, c_pad - matrix.shape[2]), (0, 0))).reshape(-1, out_c)
+        tr, tc = math.ceil(len(taps) / R), math.ceil(out_c / C)
         padded = np.zeros((tr * R, tc * C), np.int64)
         padded[:len(taps), :out_c] = matrix
         tiles_in_order = [padded[t * R:(t + 1) * R, ct * C:(ct + 1) * C] for ct in range(tc) for t in range(tr)]
-        f["w_bit"] = self.weights.append(np.stack(tiles_in_order), layer.weight_bits)
+        shared = {"w_bit": self.weights.append(np.stack(tiles_in_order), layer.weight_bits),
+                  "par_base": len(self.params)}
+        rq = node.attrs.requant
         bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
                 else np.zeros(out_c, np.int64))
         mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
@@ -236,7 +300,7 @@ class _Builder:
         for ct in range(tc):
             self.params.append(tuple((int(bias[m]), mult[m], neg[m], shift[m]) if m < out_c else (0, 0, 0, 0)
                                      for m in range(ct * C, ct * C + C)))
-        return f
+        return shared
 
     # ---- vector unit rows --------------------------------------------------------------------------
     def _vector(self, layer, node: Node) -> dict[str, int]:
@@ -244,6 +308,7 @@ class _Builder:
         x = self._input(f, layer.inputs[0])
         a = node.attrs
         out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
+        out_h = _band_rows(layer, out_h, 0)[0]
         f.update(unit=VECTOR, passes=math.ceil(x.channels / self.C), out_h=out_h, out_w=out_w, pixels=out_h * out_w,
                  ma=1, uy=1, ux=1)
         if node.op == "QAdd":
@@ -257,13 +322,15 @@ class _Builder:
             f.update(op=OP_REQ, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift, zp=a.zero_point,
                      lo=a.lo, hi=a.hi)
         elif node.op == "QLut":
-            f.update(op=OP_LUT, in_zp=a.input_min, lut_base=len(self.lut))
-            self.lut.extend(int(v) for v in a.table)
+            if node.name not in self.shared:
+                self.shared[node.name] = {"lut_base": len(self.lut)}
+                self.lut.extend(int(v) for v in a.table)
+            f.update(op=OP_LUT, in_zp=a.input_min, **self.shared[node.name])
         elif node.op == "Resize":
             up_y, up_x = a.scales if len(a.scales) == 2 else (1, *a.scales)
             if int(up_y) != up_y or int(up_x) != up_x:
                 raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
-            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x))
+            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=_first_row(layer) % int(up_y))
         elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
             if node.op == "QAveragePool":
                 (count, m, s), = a.divisors
@@ -272,28 +339,32 @@ class _Builder:
                 f.update(op=OP_GMAX)
             f.update(out_h=x.height, out_w=x.width, pixels=x.pixels)  # the pass walks the input's pixels
         elif node.op in ("MaxPool", "QAveragePool"):
-            self._window_pool(f, node, x)
-        elif node.op in ("Concat", "Transpose", "Pad"):
+            self._window_pool(f, layer, node)
+        elif node.op in ("Concat", "Transpose", "Pad"):  # never split in bands: its buffers hold whole maps
             self._copy(f, node)
         else:
             raise UnsupportedModelError(f"{node.op} has no overlay unit")
         return f
 
-    def _window_pool(self, f: dict, node: Node, x) -> None:
+    def _window_pool(self, f: dict, layer, node: Node) -> None:
         a = node.attrs.pool if node.op == "QAveragePool" else node.attrs
         kernel, strides, dil, pads = _geometry(a)
         f.update(op=OP_MAXPOOL, kh=kernel[0], kw=kernel[1], sy=strides[0], sx=strides[1], dil_y=dil[0],
-                 dil_x=dil[1], pad_t=pads[0], pad_l=pads[1])
+                 dil_x=dil[1], pad_t=_band_rows(layer, 0, pads[0])[1], pad_l=pads[1])
         if node.op == "QAveragePool":
             q = node.attrs
-            inside = np.ones((1, 1, *self.graph.shape(node.inputs[0])[2:]), np.int64)
-            windows = pool_windows(a, inside, 1 if a.count_include_pad else 0, 0)
-            counts = windows.sum(axis=tuple(range(-len(a.kernel_shape), 0)))
+            if node.name not in self.shared:  # every output pixel's window count, over the whole map
+                inside = np.ones((1, 1, *self.graph.shape(node.inputs[0])[2:]), np.int64)
+                windows = pool_windows(a, inside, 1 if a.count_include_pad else 0, 0)
+                counts = windows.sum(axis=tuple(range(-len(a.kernel_shape), 0)))
+                self.shared[node.name] = {"aux_base": len(self.aux), "div_base": len(self.divisors)}
+                self.aux.extend(int(c) for c in counts.reshape(-1))
+                table = {int(c): (int(m), int(s)) for c, m, s in q.divisors}
+                self.divisors.extend(table.get(c, (0, 0)) for c in range(max(table) + 1))
+            shared = self.shared[node.name]
+            first = _first_row(layer) * f["out_w"]  # a band's counts: its rows'
             f.update(op=OP_AVGPOOL, in_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi,
-                     aux_base=len(self.aux), div_base=len(self.divisors))
-            self.aux.extend(int(c) for c in counts.reshape(-1))
-            table = {int(c): (int(m), int(s)) for c, m, s in q.divisors}
-            self.divisors.extend(table.get(c, (0, 0)) for c in range(max(table) + 1))
+                     aux_base=shared["aux_base"] + first, div_base=shared["div_base"])
 
 
     def _copy(self, f: dict, node: Node) -> None:
@@ -338,6 +409,18 @@ def _geometry(a) -> tuple[tuple[int, int], ...]:
     if len(a.kernel_shape) == 1:
         return (1, *a.kernel_shape), (1, *a.strides), (1, *a.dilations), (0, a.pads[0])
     return tuple(a.kernel_shape), tuple(a.strides), tuple(a.dilations), tuple(a.pads[:2])
+
+
+def _band_rows(layer, rows: int, pad_top: int) -> tuple[int, int]:
+    """(rows computed, top padding) of a row: the layer's, or those of the band of it the row runs (in
+    its input buffer's coordinates; rows past the buffer's height read the zero point, as past a map's)."""
+    band = layer.band
+    return (rows, pad_top) if band is None else (band.rows_computed, band.pad_top)
+
+
+def _first_row(layer) -> int:
+    """The layer's first output row (before a fused pool) the row computes."""
+    return 0 if layer.band is None else layer.band.out_rows[0] * (layer.pool or (1, 1))[0]
 
 
 def _slot(axis: int, rank: int) -> int:

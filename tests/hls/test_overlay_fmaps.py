@@ -1,0 +1,172 @@
+"""The overlay with feature maps in external memory: where the layer program finds the live maps larger than
+the activation memory, rows run in bands between `dma` rows that load and store band buffers through the
+m_axi port `fmem` (the feature-map image, words of R bytes). C-simulated bit-exact on models that need bands
+(targets with a shrunk activation memory, and the shipped systolic16x16 with MobileNetV2-0.5 and ResNet-18),
+with every node's weights, parameters and tables emitted once and shared by its bands."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import helper
+
+from hlsgen import architectures
+from hlsgen.cli import main
+from hlsgen.errors import MappingError
+from hlsgen.hls import write_hls
+from hlsgen.hls.overlay.partition_check import check_folder
+from hlsgen.hls.overlay.program import build_program
+from hlsgen.hls.tbdata import INPUT_FILE
+from hlsgen.hls.trace import first_difference
+from hlsgen.hw import load_target, map_model
+from tests.builders import make_model, tensor_value
+from tests.hls.helpers import csim, quantize_model
+from tests.hw.models import target_with
+
+pytestmark = pytest.mark.csim
+RNG = np.random.default_rng(5)
+
+
+def windowed_model():
+    """Banded windowed average pools (count_include_pad off and on, a padded top), a table, a 2x nearest
+    upsampling, a residual QAdd, an unfused MaxPool and a Conv with a fused MaxPool, on a 40 x 24 map."""
+    def w(*shape):
+        return RNG.normal(0, 0.3, shape).astype(np.float32)
+
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("AveragePool", ["r"], ["p1"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              count_include_pad=0),
+             helper.make_node("AveragePool", ["p1"], ["p2"], kernel_shape=[3, 2], strides=[2, 1], pads=[1, 0, 0, 1],
+                              count_include_pad=1, ceil_mode=1),
+             helper.make_node("Conv", ["p2", "w2"], ["b"]),
+             helper.make_node("Sigmoid", ["b"], ["s"]),
+             helper.make_node("Resize", ["s", "", "scales"], ["u"], mode="nearest"),
+             helper.make_node("Add", ["u", "r"], ["sum"]),
+             helper.make_node("MaxPool", ["sum"], ["m"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["m", "w3"], ["c"], pads=[1, 1, 1, 1]),
+             helper.make_node("MaxPool", ["c"], ["y"], kernel_shape=[2, 2], strides=[2, 2])]
+    inits = {"w1": w(16, 3, 3, 3), "w2": w(16, 16, 1, 1), "w3": w(8, 16, 3, 3),
+             "scales": np.array([1, 1, 2, 1], np.float32)}
+    model = make_model(nodes, [tensor_value("x", [1, 3, 40, 24])], [tensor_value("y", None)], inits)
+    return model, {"x": RNG.uniform(-1, 1, (4, 3, 40, 24)).astype(np.float32)}
+
+
+def architecture(build, samples: int = 4):
+    def made():
+        model = build()
+        return model, {model.graph.input[0].name: architectures.calibration_data(model, n=samples, seed=0)}
+    return made
+
+
+def banded(tmp_path: Path, made, target):
+    """(quantized model, mapping, design) of the overlay written for `target`."""
+    model, feeds = made()
+    quantized = quantize_model(model, feeds)
+    mapping = map_model(quantized.graph, target)
+    int_inputs = quantized.quantize_inputs(feeds)
+    design = write_hls(tmp_path / "hls", quantized.graph, target, "net", "net.onnx", int_inputs,
+                       quantized.run_int(int_inputs), design="overlay", mapping=mapping)
+    return quantized, mapping, design
+
+
+def check_moves(mapping, design) -> None:
+    """The design's image and traffic are the program's: the image's words, the bytes its dma rows move."""
+    R = mapping.target.array.rows
+    moved = [t.bytes for layer in mapping.layers for t in layer.transfers if t.what == "feature_maps"]
+    assert mapping.maps_external and moved and design.fmap_bytes == sum(moved)
+    assert design.fmap_image_bytes == R * mapping.memory.dram_words > 0
+    assert any(layer.band is not None and layer.band.count > 1 for layer in mapping.layers)
+
+
+CASES = [("resnet8", architecture(architectures.resnet8), "systolic16x16", 16),
+         ("mobilenet_v1", architecture(lambda: architectures.mobilenet_v1(0.25, 96)), "systolic16x16", 16),
+         ("windowed", windowed_model, "systolic8x8", 6),
+         ("windowed", windowed_model, "systolic16x16", 12)]
+
+
+@pytest.mark.parametrize("name, made, target, kib", CASES, ids=[f"{n}-{t}-{k}KiB" for n, _, t, k in CASES])
+def test_bands_through_external_memory_are_bit_exact(tmp_path, name, made, target, kib):
+    shrunk = target_with(target, buffers__input__kib=kib)
+    quantized, mapping, design = banded(tmp_path, made, shrunk)
+    check_moves(mapping, design)
+    assert check_folder(tmp_path / "hls") == []
+    # the bands of a node share its weights and parameters: the ROMs are those of the unbanded program
+    whole = build_program(quantized.graph, map_model(quantized.graph, load_target(target)))
+    program = build_program(quantized.graph, mapping)
+    assert program.weight_words == whole.weight_words and program.params == whole.params
+    assert (program.lut, program.aux, program.divisors) == (whole.lut, whole.aux, whole.divisors)
+    result = csim(tmp_path / "hls", portable=True)
+    outputs = sum(int(np.prod(quantized.graph.shape(t))) for t in quantized.graph.outputs)
+    assert result.compared == result.samples * outputs and result.mismatches == 0, result.log[-2000:]
+
+
+def test_a_resize_band_may_start_inside_a_source_rows_repeat(tmp_path):
+    _, mapping, _ = banded(tmp_path, windowed_model, target_with("systolic16x16", buffers__input__kib=12))
+    starts = [layer.band.out_rows[0] for layer in mapping.layers if layer.op == "Resize"]
+    assert len(starts) > 1 and any(y % 2 for y in starts)
+    pools = [layer for layer in mapping.layers if layer.op == "QAveragePool"]
+    assert len(pools) > 2 and {p.band.pad_top for p in pools} == {0, 1}
+    assert csim(tmp_path / "hls", portable=True).mismatches == 0
+
+
+def test_the_input_lives_in_the_image_the_host_writes(tmp_path):
+    """No input stream: the top takes `fmem` (its own bundle, a burst per channel block), the testbench writes
+    the input there; the trace logs the rows that compute a whole map on chip and finds every one right."""
+    quantized, mapping, design = banded(tmp_path, architecture(architectures.resnet8),
+                                        target_with("systolic16x16", buffers__input__kib=16))
+    assert mapping.input_in_dram
+    out = tmp_path / "hls"
+    header = (out / "net.h").read_text()
+    assert "void net(hls::stream<hls::axis<logits_t, 0, 0, 0> >& logits, fmap_word_t* fmem);" in header
+    assert "uint8_t byte[16];" in header
+    top = (out / "net.cpp").read_text()
+    words = mapping.memory.dram_words
+    assert (f"#pragma HLS INTERFACE mode=m_axi port=fmem offset=slave bundle=fmem depth={words} latency=60 "
+            "max_read_burst_length=256 max_write_burst_length=256") in top
+    assert "mode=axis port=image" not in top and "stream_in(" not in top
+    assert "net(logits, fmap_image);" in (out / "net_tb.cpp").read_text()
+    assert design.to_json()["feature_map_image_bytes"] == 16 * words
+    work = tmp_path / "trace"
+    work.mkdir()
+    found = first_difference(out, quantized.graph, out / INPUT_FILE, 1, work, portable=True)
+    assert "every layer matches" in found
+    traced = [line.split("\t")[0] for line in (work / "trace.txt").read_text().splitlines()]
+    assert traced and all("#" not in name for name in traced)
+
+
+def test_the_dataflow_design_refuses_feature_maps_in_external_memory_and_auto_takes_the_overlay(tmp_path):
+    model = architectures.resnet8()
+    onnx.save(model, str(tmp_path / "resnet8.onnx"))
+    np.savez(tmp_path / "calib.npz", **{model.graph.input[0].name: architectures.calibration_data(model, n=2)})
+    text = (Path(__file__).resolve().parents[2] / "hw_models" / "systolic16x16.yaml").read_text()
+    target = tmp_path / "small.yaml"
+    target.write_text(text.replace("input: {kib: 128,", "input: {kib: 16,"))
+    args = ["build", str(tmp_path / "resnet8.onnx"), "--calib", str(tmp_path / "calib.npz"), "--target", str(target),
+            "-q", "--hls-design"]
+    assert main([*args, "dataflow", "-o", str(tmp_path / "dataflow")]) == MappingError.exit_code
+    assert not (tmp_path / "dataflow").exists()
+    assert main([*args, "auto", "-o", str(tmp_path / "auto")]) == 0
+    assert json.loads((tmp_path / "auto" / "build.json").read_text())["hls_design"] == "overlay"
+    quantized = quantize_model(model, {model.graph.input[0].name: architectures.calibration_data(model, n=2)})
+    mapping = map_model(quantized.graph, target_with("systolic16x16", buffers__input__kib=16))
+    with pytest.raises(MappingError, match=r"live in external memory, which only the overlay moves: use "
+                                           r"--hls-design overlay \(or auto\)$"):
+        write_hls(tmp_path / "hls", quantized.graph, mapping.target, "net", "net.onnx", {}, {}, mapping=mapping,
+                  design="dataflow")
+
+
+SHIPPED = [("mobilenet_v2", architecture(lambda: architectures.mobilenet_v2(0.5, 128), 1)),
+           ("resnet18", architecture(lambda: architectures.resnet18(224), 1))]
+
+
+@pytest.mark.parametrize("name, made", SHIPPED, ids=[n for n, _ in SHIPPED])
+def test_real_networks_on_the_shipped_16x16_target(tmp_path, name, made):
+    """MobileNetV2-0.5 (128 px) and ResNet-18 (224 px): their maps exceed systolic16x16's 128 KiB."""
+    quantized, mapping, design = banded(tmp_path, made, load_target("systolic16x16"))
+    check_moves(mapping, design)
+    result = csim(tmp_path / "hls", portable=True)
+    assert result.compared == 1000 and result.mismatches == 0, result.log[-2000:]
