@@ -1,32 +1,38 @@
 // Weights in external memory (docs/rtl.md, "Weights in external memory"): an AXI4 master read port that
 // fetches the running array layer's weight tiles, in the order hg_array_engine loads them, into two tile
 // slots; the engine loads a full slot into the PEs' shadow weights (R rows, one per cycle, as from the
-// weight ROM) and releases it. The weight image in memory is the weight ROM's words, one per beat
-// (DATA_W = C * S: a beat holds S slices of C bits), from byte address `base` (aligned to a beat).
+// weight ROM) and releases it. The weight image in memory is the weight ROM's words (S slices of C bits),
+// from byte address `base` (aligned to a word); a word is BEATS beats of the port (DATA_W = C * S / BEATS),
+// lowest bytes first, and the slots keep whole words: a port narrower than a row of the widest weights
+// costs the same bytes per tile, and the rows come out of the slots as from the ROM.
 //
 // Requests run AHEAD tiles ahead of the data (the bursts of the next tile follow those of the last at once,
 // as long as fewer than AHEAD tiles wait for their data), so the memory's read latency is paid once per
 // layer, as in the cycle model; the data of a tile past the two slots waits in the memory: a beat is taken
 // only when its slot is free (RREADY low otherwise), and a slot is full only when its last beat has arrived,
 // so any latency or backpressure delays the engine and never changes a weight. Bursts never cross a 4 KiB
-// boundary.
+// boundary nor exceed 256 beats.
 `default_nettype none
 module hg_weight_dma #(
     parameter integer R = 4,
     parameter integer C = 4,
     parameter integer W_W = 8,
     parameter integer WB_W = 4,
-    parameter integer S = 8,             // slices per beat
+    parameter integer S = 8,             // slices per word
+    parameter integer BEATS = 1,         // beats per word: a power of two
     parameter integer WSA_W = 12,        // slice addresses of the weight image
     parameter integer CNT_W = 10,
     parameter integer AXI_AW = 32,
-    parameter integer TILE_WORDS = 16,   // beats a slot holds: a power of two, at least a tile's beats
+    parameter integer TILE_WORDS = 16,   // words a slot holds: a power of two, at least a tile's words
     parameter integer AHEAD = 2,         // tiles requested ahead of the data: enough to cover the read latency
     // derived
-    parameter integer DATA_W = C * S,
+    parameter integer WORD = C * S,
+    parameter integer DATA_W = WORD / BEATS,
     parameter integer SL_W = (S > 1) ? $clog2(S) : 1,
     parameter integer TW_W = (TILE_WORDS > 1) ? $clog2(TILE_WORDS) : 1,
     parameter integer LG_B = $clog2(DATA_W / 8),  // bytes per beat
+    parameter integer LG_K = $clog2(BEATS),       // beats per word
+    parameter integer K_W = (BEATS > 1) ? LG_K : 1,
     parameter integer AH_W = $clog2(AHEAD + 1)
 ) (
     input  wire                clk,
@@ -59,33 +65,38 @@ module hg_weight_dma #(
     input  wire [WSA_W-1:0]    rd_addr,        // a row's first slice, in the whole image
     output wire [C*W_W-1:0]    rd_data         // one cycle later, sign-extended (hg_weight_row)
 );
-    localparam integer WD_W = WSA_W - SL_W;   // word (beat) addresses of the image
+    localparam integer WD_W = WSA_W - SL_W;   // word addresses of the image
     localparam [12:0] PAGE = 13'd4096;
     localparam [31:0] R32 = R;
+    localparam [31:0] LAST32 = BEATS - 1;
+    localparam [K_W-1:0] LAST_BEAT = LAST32[K_W-1:0];
+    localparam [31:0] MAX32 = 256 / BEATS;
+    localparam [12:0] MAX_WORDS = MAX32[12:0];
 
-    // ---- a tile's beats ----------------------------------------------------------------------------------
+    // ---- a tile's words ----------------------------------------------------------------------------------
     wire [WSA_W+31:0] tile_span = R32 * {{(32-WB_W){1'b0}}, cfg_w_bits} - 1;   // slices after the first
     wire [WSA_W-1:0] a_slice, b_slice;
     wire a_more, b_more;
     wire [WSA_W-1:0] a_end = a_slice + tile_span[WSA_W-1:0];
     wire [WSA_W-1:0] b_end = b_slice + tile_span[WSA_W-1:0];
     wire [WD_W-1:0] a_first = a_slice[WSA_W-1:SL_W], b_first = b_slice[WSA_W-1:SL_W];
-    wire [WD_W-1:0] a_beats = a_end[WSA_W-1:SL_W] - a_first + 1'b1;
+    wire [WD_W-1:0] a_words = a_end[WSA_W-1:SL_W] - a_first + 1'b1;
     wire [WD_W-1:0] b_last = b_end[WSA_W-1:SL_W] - b_first;
 
-    // ---- requests ------------------------------------------------------------------------------------------
+    // ---- requests: whole words (a page boundary is a word boundary: `base` is aligned to a word) ------------
     reg             ar_busy;    // a tile's bursts are being requested
     reg [WD_W-1:0]  ar_word, ar_left;
     reg [AH_W-1:0]  ahead;      // tiles fully requested, not yet fully received
     localparam [AH_W-1:0] AHEAD_MAX = AHEAD[AH_W-1:0];
     wire a_take = !ar_busy && a_more && ahead != AHEAD_MAX;
-    wire [AXI_AW-1:0] word_addr = {{(AXI_AW-WD_W){1'b0}}, ar_word} << LG_B;
+    wire [AXI_AW-1:0] word_addr = {{(AXI_AW-WD_W){1'b0}}, ar_word} << (LG_B + LG_K);
     assign m_axi_araddr = base + word_addr;
-    wire [12:0] page_left = (PAGE - {1'b0, m_axi_araddr[11:0]}) >> LG_B;
+    wire [12:0] page_left = (PAGE - {1'b0, m_axi_araddr[11:0]}) >> (LG_B + LG_K);   // words
+    wire [12:0] burst_max = page_left < MAX_WORDS ? page_left : MAX_WORDS;            // AXI4: 256 beats at most
     wire [WD_W+12:0] left_wide = {13'd0, ar_left};
-    wire [WD_W+12:0] burst = left_wide < {{WD_W{1'b0}}, page_left} ? left_wide : {{WD_W{1'b0}}, page_left};
-    wire [WD_W+12:0] burst_1 = burst - 1'b1;
-    assign m_axi_arlen = burst_1[7:0];     // at most 256 beats: a tile is a few beats, a page at most 512
+    wire [WD_W+12:0] burst = left_wide < {{WD_W{1'b0}}, burst_max} ? left_wide : {{WD_W{1'b0}}, burst_max};
+    wire [WD_W+12:0] burst_1 = (burst << LG_K) - 1'b1;   // beats
+    assign m_axi_arlen = burst_1[7:0];
     assign m_axi_arsize = LG_B[2:0];
     assign m_axi_arburst = 2'b01;          // INCR
     assign m_axi_arid = 1'b0;
@@ -93,14 +104,26 @@ module hg_weight_dma #(
     wire ar_fire = m_axi_arvalid && m_axi_arready;
     wire ar_tile_done = ar_fire && left_wide == burst;
 
-    // ---- data ----------------------------------------------------------------------------------------------
-    reg [DATA_W-1:0] mem [0:2*TILE_WORDS-1];
+    // ---- data: beats into words into the slots ------------------------------------------------------------
+    reg [WORD-1:0]   mem [0:2*TILE_WORDS-1];
     reg              rx_slot, rel_slot;
     reg [WD_W-1:0]   rx_word;
+    reg [K_W-1:0]    rx_beat;
     reg [WD_W-1:0]   slot_base [0:1];
     assign m_axi_rready = b_more && !full[rx_slot];
     wire r_fire = m_axi_rvalid && m_axi_rready;
-    wire rx_tile_done = r_fire && rx_word == b_last;
+    wire word_in = r_fire && rx_beat == LAST_BEAT;
+    wire rx_tile_done = word_in && rx_word == b_last;
+    wire [WORD-1:0] rx_data;
+    generate
+        if (BEATS > 1) begin : g_beats
+            reg [WORD-DATA_W-1:0] earlier;   // the word's earlier beats
+            assign rx_data = {m_axi_rdata, earlier};
+            always @(posedge clk) if (r_fire) earlier <= rx_data[WORD-1:DATA_W];
+        end else begin : g_beat
+            assign rx_data = m_axi_rdata;
+        end
+    endgenerate
 
     hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) request_tiles (
         .clk(clk), .rst(rst), .init(start), .step(a_take), .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits),
@@ -117,19 +140,21 @@ module hg_weight_dma #(
             rx_slot <= 1'b0;
             rel_slot <= 1'b0;
             rx_word <= {WD_W{1'b0}};
+            rx_beat <= {K_W{1'b0}};
         end else begin
             if (a_take) begin
                 ar_busy <= 1'b1;
                 ar_word <= a_first;
-                ar_left <= a_beats;
+                ar_left <= a_words;
             end else if (ar_fire) begin
                 ar_word <= ar_word + burst[WD_W-1:0];
                 ar_left <= ar_left - burst[WD_W-1:0];
                 if (ar_tile_done) ar_busy <= 1'b0;
             end
             ahead <= ahead + {{(AH_W-1){1'b0}}, ar_tile_done} - {{(AH_W-1){1'b0}}, rx_tile_done};
-            if (r_fire) begin
-                mem[{rx_slot, rx_word[TW_W-1:0]}] <= m_axi_rdata;
+            if (r_fire) rx_beat <= rx_beat == LAST_BEAT ? {K_W{1'b0}} : rx_beat + 1'b1;
+            if (word_in) begin
+                mem[{rx_slot, rx_word[TW_W-1:0]}] <= rx_data;
                 rx_word <= rx_tile_done ? {WD_W{1'b0}} : rx_word + 1'b1;
             end
             if (rx_tile_done) begin
@@ -148,7 +173,7 @@ module hg_weight_dma #(
     wire [WD_W-1:0] rd_word = rd_addr[WSA_W-1:SL_W] - slot_base[rd_slot];
     wire [TW_W-1:0] rd_low = rd_word[TW_W-1:0];
     wire [TW_W-1:0] rd_high = rd_low + 1'b1;   // wraps within the slot when the row ends in its last word
-    reg  [DATA_W-1:0] low, high;
+    reg  [WORD-1:0]   low, high;
     reg  [SL_W-1:0]   first;
     reg  [WB_W-1:0]   bits_1;
     always @(posedge clk) begin

@@ -1,9 +1,11 @@
-"""hg_weight_dma alone: three layers of random weights at 5, 8 and 3 bits (tiles that start mid-beat, rows
-that straddle two beats) in cocotbext-axi's AXI RAM from a base 24 bytes below a 4 KiB page, read with
+"""hg_weight_dma alone: three layers of random weights at 5, 8 and 3 bits (tiles that start mid-word, rows
+that straddle two words) in cocotbext-axi's AXI RAM from a base three words below a 4 KiB page, read with
 random pauses on the AR and R channels while a stand-in for the array engine takes the tiles in its order
 (spatial, column, row tile) after random delays: every row comes back sign-extended exactly as the weight
-ROM would give it, every tile's beats are fetched once per use, no burst crosses a 4 KiB boundary, and
-nothing is requested before or between array layers (a vector layer's configuration in between)."""
+ROM would give it, every tile's words are fetched once per use in whole words, no burst crosses a 4 KiB
+boundary, and nothing is requested before or between array layers (a vector layer's configuration in
+between). A word is one beat of a 64-bit port, or two beats of a 32-bit one (as on systolic32x32, whose
+128-bit port holds half a row of 8-bit weights)."""
 import random
 
 import numpy as np
@@ -14,9 +16,9 @@ import cocotb
 from bench import config, rng, run_bench, start, unpack
 from hlsgen.rtl.weight_rom import WeightSlices
 
-R, C, W_W, S = 4, 8, 8, 8   # a beat holds S slices of C bits: 64-bit AXI4 data
-BEAT = C * S // 8
-BASE = 0x1000 - 3 * BEAT
+R, C, W_W, S = 4, 8, 8, 8   # a word holds S slices of C bits: 8 bytes
+WORD = C * S // 8
+BASE = 0x1000 - 3 * WORD
 LAYERS = [(5, 3, 2, 2), (8, 2, 1, 3), (3, 5, 1, 1)]   # (bits, row tiles, column tiles, spatial tiles)
 TILE_WORDS, AHEAD = 8, 3
 
@@ -44,8 +46,10 @@ async def tiles_arrive_in_the_engines_order(dut):
 
     gen = rng()
     words, layers = image(config()["image_seed"])
+    per_word = config()["parameters"]["BEATS"]
+    beat = WORD // per_word
     ram = AxiRamRead(AxiReadBus.from_prefix(dut, "m_axi"), dut.clk, size=0x4000)
-    ram.write(BASE, b"".join(w.to_bytes(BEAT, "little") for w in words))
+    ram.write(BASE, b"".join(w.to_bytes(WORD, "little") for w in words))
     ram.ar_channel.set_pause_generator(pauses(3, 0.3))
     ram.r_channel.set_pause_generator(pauses(4, 0.5))
     bursts = []
@@ -55,6 +59,7 @@ async def tiles_arrive_in_the_engines_order(dut):
             await RisingEdge(dut.clk)
             await ReadOnly()
             if dut.m_axi_arvalid.value and dut.m_axi_arready.value:
+                assert 1 << int(dut.m_axi_arsize.value) == beat
                 bursts.append((int(dut.m_axi_araddr.value), int(dut.m_axi_arlen.value) + 1))
 
     cocotb.start_soon(watch_requests())
@@ -77,7 +82,7 @@ async def tiles_arrive_in_the_engines_order(dut):
         for k in range(ts * tc * tr):
             slot, tile = k % 2, k % (tc * tr)
             first = w_base + tile * R * bits
-            beats += (first + R * bits - 1) // S - first // S + 1
+            beats += ((first + R * bits - 1) // S - first // S + 1) * per_word
             for _ in range(gen.randrange(8)):
                 await RisingEdge(dut.clk)
             while not (int(dut.full.value) >> slot) & 1:
@@ -93,15 +98,18 @@ async def tiles_arrive_in_the_engines_order(dut):
                     checked += 1
             dut.release_slot.value = 0
     assert checked == sum(R * tr * tc * ts for _, tr, tc, ts in LAYERS)
-    assert sum(n for _, n in bursts) == beats, "every tile's beats, once per use"
-    assert all((a & 0xFFF) + n * BEAT <= 0x1000 for a, n in bursts), "a burst crosses a 4 KiB boundary"
+    assert sum(n for _, n in bursts) == beats, "every tile's words, once per use"
+    assert all(a % WORD == 0 and n % per_word == 0 for a, n in bursts), "a burst of part of a word"
+    assert all((a & 0xFFF) + n * beat <= 0x1000 for a, n in bursts), "a burst crosses a 4 KiB boundary"
     assert any(a == 0x1000 for a, _ in bursts), "the first tile splits at the page boundary"
 
 
 @pytest.mark.rtl
-def test_weight_dma():
+@pytest.mark.parametrize("beats", [1, 2])
+def test_weight_dma(beats):
     words, _ = image(seed=5)
     wsa_w = max(len(words), 2 * TILE_WORDS).bit_length() + (S - 1).bit_length()
     run_bench(__file__, "hg_weight_dma", {"R": R, "C": C, "W_W": W_W, "WB_W": W_W.bit_length(), "S": S,
-                                          "WSA_W": wsa_w, "CNT_W": 4, "TILE_WORDS": TILE_WORDS, "AHEAD": AHEAD},
-              {"seed": 2, "image_seed": 5})
+                                          "BEATS": beats, "WSA_W": wsa_w, "CNT_W": 4, "TILE_WORDS": TILE_WORDS,
+                                          "AHEAD": AHEAD},
+              {"seed": 2 + beats, "image_seed": 5})

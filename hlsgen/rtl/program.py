@@ -69,7 +69,7 @@ class Program:
     widths: dict[str, int]
     dw_copies: int  # depthwise window copies (0: no depthwise layer)
     dw_depth: int
-    weights_external: bool = False  # the weights stream from external memory (hg_weight_dma), a word per beat
+    weights_external: bool = False  # the weights stream from external memory (hg_weight_dma), whole words
     fmaps_external: bool = False  # feature maps move through external memory (hg_fmap_dma, m_axi_fmap)
     input_in_dram: bool = False  # the host writes the input into the feature-map image (no input stream)
     dram_words: int = 0  # the feature-map image, in activation-memory words
@@ -145,13 +145,8 @@ class _Compiler:
         # chose them)
         self.weight_w = max([2] + [layer.row.weight_bits for layer in self.layers if layer.kind == ARRAY])
         self.word_slices = slices_per_word(self.weight_w)
-        if self.mapping.weights_external:  # an AXI4 beat is a word of the weight image
-            data_bits = self.target.external_memory.data_bits
-            if data_bits < C * self.word_slices:
-                raise MappingError(f"the weights stream from external memory, and a {data_bits}-bit AXI4 beat holds "
-                                   f"fewer than a row of {C} weights at {self.weight_w} bits (the RTL reads a row "
-                                   "from at most two beats)")
-            self.word_slices = data_bits // C
+        if self.mapping.weights_external:  # a word of the weight image is one AXI4 beat or several (hg_weight_dma)
+            self.word_slices = max(self.word_slices, self.target.external_memory.data_bits // C)
         for layer in self.layers:
             if layer.kind == DMA:
                 self._move_fields(layer, maps)

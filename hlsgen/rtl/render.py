@@ -17,7 +17,8 @@ from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import Program
 from .fmap_dma import B_LATENCY
-from .weight_dma import AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image
+from .weight_dma import (AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image,
+                         word_beats)
 from .words import POOL_W, SHIFT_W, STRIDE_W, UP_W, VEC_MULT_W, Z_W
 
 MEMORIES = ("weights", "taps", "params", "lut", "divisors")
@@ -124,6 +125,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=out, acc_depth=accumulator_depth(t),
         depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES} | {"weights": weight_depth(program)},
         tile_words=tile_words(program), tiles_ahead=tiles_ahead(program), axi_aw=AXI_ADDR_BITS,
+        word_beats=word_beats(program) if program.weights_external else 1,
         wsa_w=dict(fields)["w_base"], lut_used=bool(program.lut),
         ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if t.external_memory else 0,
         b_delay=max(t.external_memory.read_latency - B_LATENCY, 0) if t.external_memory else 0,

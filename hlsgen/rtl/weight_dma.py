@@ -1,10 +1,12 @@
 """Weights in external memory (`rtl/hg_weight_dma.v`): the weight image the testbench (or a host) loads into
 DRAM, and the sizes of the DMA's tile slots.
 
-The image is the weight ROM's words (hlsgen.rtl.weight_rom) with one word per AXI4 beat: the program
-compiler sets the slices per word to data_bits / C, so a row still straddles at most two words and every
-weight tile is a few whole beats. Words are little-endian, as an AXI4 slave puts byte k of a beat on bits
-[8k, 8k + 8).
+The image is the weight ROM's words (hlsgen.rtl.weight_rom), each one AXI4 beat or a power of two of them:
+the program compiler sets the slices per word to the larger of the ROM's (a power of two at or above the
+widest weights) and data_bits / C, so a row still straddles at most two words, every weight tile is a few
+whole words, and a port narrower than a row (systolic32x32's 128 bits, 32 weights of 8 bits) takes a word in
+several beats. Words are little-endian, as an AXI4 slave puts byte k of a beat on bits [8k, 8k + 8): beat j
+of a word holds its bits [j * data_bits, (j + 1) * data_bits).
 """
 from __future__ import annotations
 
@@ -13,27 +15,32 @@ from .program import ARRAY, Program
 AXI_ADDR_BITS = 32
 
 
-def beat_bytes(program: Program) -> int:
+def word_bytes(program: Program) -> int:
     return program.cols * program.weight_word_slices // 8
 
 
+def word_beats(program: Program) -> int:
+    """AXI4 beats per word of the weight image."""
+    return word_bytes(program) * 8 // program.target.external_memory.data_bits
+
+
 def weight_image(program: Program) -> bytes:
-    size = beat_bytes(program)
+    size = word_bytes(program)
     return b"".join(word.to_bytes(size, "little") for word in program.weights)
 
 
 def tile_words(program: Program) -> int:
-    """Beats one slot holds: the most any weight tile spans (from the slice it starts at), rounded up to a
+    """Words one slot holds: the most any weight tile spans (from the slice it starts at), rounded up to a
     power of two."""
-    s, beats = program.weight_word_slices, 1
+    s, words = program.weight_word_slices, 1
     for layer in program.layers:
         if layer.kind == ARRAY:
             f = layer.fields
             span = program.rows * f["w_bits"]
             for k in range(f["tr"] * f["tc"]):
                 first = f["w_base"] + k * span
-                beats = max(beats, (first + span - 1) // s - first // s + 1)
-    return 1 << (beats - 1).bit_length()
+                words = max(words, (first + span - 1) // s - first // s + 1)
+    return 1 << (words - 1).bit_length()
 
 
 def weight_depth(program: Program) -> int:

@@ -227,13 +227,25 @@ def test_weights_in_external_memory_are_an_image_of_whole_beats(tmp_path):
     assert program.weights == on_chip.weights
 
 
-def test_a_beat_narrower_than_a_row_is_refused():
-    """A 32-bit port cannot hold a row of 16 8-bit weights in two beats: the build says so."""
+@pytest.mark.parametrize("target, data_bits, beats", [("systolic32x32", 128, 2), ("systolic16x16", 32, 4)])
+def test_a_port_narrower_than_a_row_takes_a_word_in_several_beats(tmp_path, target, data_bits, beats):
+    """systolic32x32's 128-bit port holds 4 slices of 32 weights, half a row of 8-bit weights (and a 32-bit
+    port a quarter of 16x16's): a word of the weight image stays the ROM's (8 slices), 2 (4) beats of the
+    port, weights.bin holds the same words, and the top gives hg_weight_dma its beats per word."""
     from hlsgen.hw.target import ExternalMemory
+    from hlsgen.rtl.render import write_rtl
+    from hlsgen.rtl.weight_dma import word_beats
 
-    target = target_with(buffers__weight=Buffer(16, 16), external_memory=ExternalMemory(32, 4, 60))
-    with pytest.raises(MappingError, match="32-bit AXI4 beat holds fewer than a row of 16 weights"):
-        rtl_program(integer_graph("digits"), target)
+    on_chip = rtl_program(integer_graph("digits"), target_with(target))
+    program = rtl_program(integer_graph("digits"), target_with(target, buffers__weight=Buffer(4, 16),
+                                                               external_memory=ExternalMemory(data_bits, 4, 60)))
+    assert program.weights_external and program.weight_word_slices == 8 and word_beats(program) == beats
+    assert program.weights == on_chip.weights
+    files = write_rtl(program, tmp_path)
+    size = program.cols
+    image = files.weight_image.read_bytes()
+    assert [int.from_bytes(image[i:i + size], "little") for i in range(0, len(image), size)] == program.weights
+    assert f".S(8), .BEATS({beats})," in (tmp_path / f"{files.top}.v").read_text()
 
 
 def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves():
