@@ -321,7 +321,7 @@ module hg_array_engine #(
                 .clk(clk), .addr(window_addr), .in_bounds(in_bounds), .in_signed(cfg_in_signed), .in_zp(cfg_in_zp),
                 .wr_en(dw_wr_en), .wr_addr(dw_wr_addr), .wr_data(dw_wr_data), .dw_data(dw_data));
         end else begin : g_no_dw
-            assign dw_data = {R*C*A_W{1'b0}};
+            assign dw_data = {R{ {C*A_W{1'b0}} }};   // R*C*A_W bits in one replication exceed lint's limit on 32x32
             wire unused_dw = ^{dw_wr_en, dw_wr_addr, dw_wr_data};
         end
     endgenerate

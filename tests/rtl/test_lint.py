@@ -36,12 +36,14 @@ def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
         assert ok, messages
 
 
-def test_a_top_and_testbench_with_weights_in_external_memory_are_lint_clean(tmp_path):
-    """The example with 16 KiB of weight memory: an AXI4 master port and hg_weight_dma instead of the ROM."""
+@pytest.mark.parametrize("target", ["systolic16x16", "systolic32x32"])
+def test_a_top_and_testbench_with_weights_in_external_memory_are_lint_clean(tmp_path, target):
+    """The example with 16 KiB of weight memory: an AXI4 master port and hg_weight_dma instead of the ROM
+    (on systolic32x32 taking a word of the weight image in two beats)."""
     from hlsgen.hw.target import Buffer
     from tests.hw.models import target_with
 
-    program = rtl_program(integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16)))
+    program = rtl_program(integer_graph("digits"), target_with(target, buffers__weight=Buffer(16, 16)))
     files = write_rtl(program, tmp_path)
     assert "hg_weight_dma" in (tmp_path / f"{files.top}.v").read_text()
     for top in (files.top, files.tb):
