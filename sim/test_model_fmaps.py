@@ -1,0 +1,117 @@
+"""Whole models whose feature maps do not fit the activation memory: the layer program keeps the input and the
+large maps in the feature-map image, runs the layers that read or write them in bands over on-chip buffers,
+and moves the bands with dma rows; the generated top runs those rows on hg_fmap_dma's AXI4 master
+(m_axi_fmap) against cocotbext-axi's AXI RAM, paced at the target's sustained bytes per cycle behind its
+latency. Bit-exact against the integer reference, within 3% of the model's cycles, and still bit-exact (only
+slower) with random pauses on all five channels: MLPerf Tiny's ResNet-8 (residual QAdds in bands), its
+MobileNetV1-0.25 (depthwise bands, weights in external memory too) and a network of padded average pools
+(the counted region of a band), each with 16 KiB of activation memory on systolic16x16; under `make
+test-slow`, MobileNetV2-0.5 (128 px) and ResNet-18 (224 px) on the shipped systolic16x16."""
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import yaml
+from onnx import TensorProto, helper
+
+from bench import build_root
+from hlsgen import architectures
+from hlsgen.cli import main
+from hlsgen.hw.target import builtin_targets
+from hlsgen.rtl.sim import simulate
+from tests.builders import make_model, tensor_value
+
+CYCLE_TOLERANCE = 0.03
+
+
+def avg_pools(seed: int = 3) -> onnx.ModelProto:
+    """A 3x3 Conv to 16 channels over 64x48, then a 3x3/2 AveragePool with its padding counted and a 3x3/1 one
+    without (the rows a band's window counts depend on where the band starts), a Conv, a global pool and a
+    Dense."""
+    rng = np.random.default_rng(seed)
+    inits = {"w1": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.1,
+             "fc": rng.standard_normal((16, 10)).astype(np.float32) * 0.2}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("AveragePool", ["r1"], ["p1"], name="avg1", kernel_shape=[3, 3], strides=[2, 2],
+                              pads=[1, 1, 1, 1], count_include_pad=1),
+             helper.make_node("AveragePool", ["p1"], ["p2"], name="avg2", kernel_shape=[3, 3], pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["p2", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 64, 48])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
+def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
+    model = avg_pools() if name == "avg_pools" else getattr(architectures, name)()
+    onnx.save(model, str(folder / "model.onnx"))
+    key = model.graph.input[0].name
+    np.savez(folder / "calib.npz", **{key: architectures.calibration_data(model, n=8, seed=0)})
+    np.savez(folder / "test.npz", **{key: architectures.calibration_data(model, n=1, seed=1)})
+    return folder / "model.onnx", folder / "calib.npz", folder / "test.npz"
+
+
+def target_file(folder: Path, target: str, input_kib: int | None) -> str:
+    """A built-in target, or a copy of it with `input_kib` of activation memory, as a target file."""
+    if input_kib is None:
+        return target
+    data = yaml.safe_load(builtin_targets()[target].read_text())
+    data["name"] = f"{target}_a{input_kib}"
+    data["buffers"]["input"]["kib"] = input_kib
+    path = folder / f"{data['name']}.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+def build(folder: Path, name: str, target: str, input_kib: int | None) -> tuple[Path, Path, dict]:
+    model, calib, test = model_files(name, folder)
+    out = folder / "build"
+    assert main(["build", str(model), "--target", target_file(folder, target, input_kib), "--calib", str(calib),
+                 "-o", str(out), "-q"]) == 0
+    program = json.loads((out / "program.json").read_text())
+    assert program["residency"]["feature_maps"] == "external"
+    return out, test, program
+
+
+def check(out: Path, test: Path, outputs: int, backpressure: bool = True):
+    paced = simulate(out, test, 1, build_root())
+    assert not paced.mismatches and paced.compared == outputs
+    gap = (paced.cycles_per_inference - paced.model_cycles) / paced.model_cycles
+    assert abs(gap) <= CYCLE_TOLERANCE, f"{paced.cycles_per_inference} RTL cycles vs {paced.model_cycles} modelled"
+    if backpressure:
+        jammed = simulate(out, test, 1, build_root(), backpressure=True)
+        assert not jammed.mismatches and jammed.compared == outputs
+        assert jammed.cycles_per_inference > paced.cycles_per_inference, "the random pauses stall the moves"
+    return paced
+
+
+def banded(program: dict, kind: str) -> bool:
+    return any(r["kind"] == kind and r["band"] and r["band"]["count"] > 1 for r in program["rows"])
+
+
+CASES = [("resnet8", 10, "elementwise"), ("mobilenet_v1", 2, "depthwise"), ("avg_pools", 10, "pool")]
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("name, outputs, kind", CASES, ids=[c[0] for c in CASES])
+def test_bands_through_external_memory_are_bit_exact(tmp_path, name, outputs, kind):
+    out, test, program = build(tmp_path, name, "systolic16x16", 16)
+    assert program["residency"]["input"] == "external" and banded(program, kind)
+    check(out, test, outputs)
+
+
+REAL = [("mobilenet_v2", 1000), ("resnet18", 1000)]
+
+
+@pytest.mark.rtl
+@pytest.mark.slow
+@pytest.mark.parametrize("name, outputs", REAL, ids=[r[0] for r in REAL])
+def test_real_networks_run_on_the_shipped_systolic16x16(tmp_path, name, outputs):
+    out, test, _ = build(tmp_path, name, "systolic16x16", None)
+    check(out, test, outputs, backpressure=False)
