@@ -17,7 +17,7 @@ from hlsgen import architectures
 from hlsgen.cli import main
 from hlsgen.errors import MappingError
 from hlsgen.hls import write_hls
-from hlsgen.hls.overlay.partition_check import check_folder
+from hlsgen.hls.overlay.partition_check import check_folder, check_sources
 from hlsgen.hls.overlay.program import build_program
 from hlsgen.hls.tbdata import INPUT_FILE
 from hlsgen.hls.trace import first_difference
@@ -115,7 +115,8 @@ def test_a_resize_band_may_start_inside_a_source_rows_repeat(tmp_path):
 
 def test_the_input_lives_in_the_image_the_host_writes(tmp_path):
     """No input stream: the top takes `fmem` (its own bundle, a burst per channel block), the testbench writes
-    the input there; the trace logs the rows that compute a whole map on chip and finds every one right."""
+    the input there; the bank proof covers the DMA unit; the trace logs the rows that compute a whole map on
+    chip and finds every one right."""
     quantized, mapping, design = banded(tmp_path, architecture(architectures.resnet8),
                                         target_with("systolic16x16", buffers__input__kib=16))
     assert mapping.input_in_dram
@@ -130,6 +131,10 @@ def test_the_input_lives_in_the_image_the_host_writes(tmp_path):
     assert "mode=axis port=image" not in top and "stream_in(" not in top
     assert "net(logits, fmap_image);" in (out / "net_tb.cpp").read_text()
     assert design.to_json()["feature_map_image_bytes"] == 16 * words
+    # the bank proof covers the DMA unit's loops: with the banks of a plane merged, its R accesses collide
+    text = "\n".join(p.read_text() for p in sorted(out.glob("*.[ch]*")) if not p.name.endswith("_tb.cpp"))
+    merged = text.replace("#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2", "")
+    assert {"dma_load", "dma_store"} <= {c.loop for c in check_sources(merged) if c.array == "amem"}
     work = tmp_path / "trace"
     work.mkdir()
     found = first_difference(out, quantized.graph, out / INPUT_FILE, 1, work, portable=True)

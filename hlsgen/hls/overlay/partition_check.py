@@ -175,8 +175,8 @@ def _accesses(text: str, start: int, end: int, constants: dict, functions: dict,
             indices.append(text[stop + 1:close].strip())
             stop = close + 1
         before = text[max(0, at - 40):at]
-        if re.search(r"(?:[\w>]\s+)$", before) and not re.search(r"(?:return|else)\s+$", before):
-            continue  # a declaration
+        if re.search(r"(?:[\w>]\s+)$", before) and not re.search(r"(?:return|else|#endif)\s+$", before):
+            continue  # a declaration (a statement after a pragma block's #endif is not one)
         loops = {v: n for v, n, s, e in unrolled if s <= at < e}
         found.append((name, tuple(indices), loops, text[at:stop], chain))
     if len(chain) < 4:
