@@ -85,7 +85,8 @@ def check_moves(mapping, design) -> None:
 CASES = [("resnet8", architecture(architectures.resnet8), "systolic16x16", 16),
          ("mobilenet_v1", architecture(lambda: architectures.mobilenet_v1(0.25, 96)), "systolic16x16", 16),
          ("windowed", windowed_model, "systolic8x8", 6),
-         ("windowed", windowed_model, "systolic16x16", 12)]
+         ("windowed", windowed_model, "systolic16x16", 12),
+         ("windowed", windowed_model, "systolic32x32", 12)]  # image words of 32 bytes
 
 
 @pytest.mark.parametrize("name, made, target, kib", CASES, ids=[f"{n}-{t}-{k}KiB" for n, _, t, k in CASES])
