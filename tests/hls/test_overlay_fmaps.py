@@ -17,6 +17,7 @@ from hlsgen import architectures
 from hlsgen.cli import main
 from hlsgen.errors import MappingError
 from hlsgen.hls import write_hls
+from hlsgen.hls.csim import vendor_headers
 from hlsgen.hls.overlay.partition_check import check_folder, check_sources
 from hlsgen.hls.overlay.program import build_program
 from hlsgen.hls.tbdata import INPUT_FILE
@@ -103,6 +104,14 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, made, targe
     result = csim(tmp_path / "hls", portable=True)
     outputs = sum(int(np.prod(quantized.graph.shape(t))) for t in quantized.graph.outputs)
     assert result.compared == result.samples * outputs and result.mismatches == 0, result.log[-2000:]
+
+
+def test_bands_with_the_vendor_headers(tmp_path):
+    if vendor_headers() is None:
+        pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
+    banded(tmp_path, architecture(architectures.resnet8), target_with("systolic16x16", buffers__input__kib=16))
+    result = csim(tmp_path / "hls", portable=False)
+    assert result.headers.kind == "vendor" and result.compared == 40 and result.mismatches == 0
 
 
 def test_a_resize_band_may_start_inside_a_source_rows_repeat(tmp_path):
