@@ -8,7 +8,8 @@
 // it does (docs/hls.md), and then results equal the vendor types' (whose operators widen exactly).
 // Supported: construction from integers and other ap types, + - * with any integer or ap operand,
 // comparisons, >> and << by an int (both keep W bits, as the vendor types do), += -= *=, to_int(),
-// to_int64(). Widths: ap_int<1..64>, ap_uint<1..63>.
+// to_int64(). Widths: ap_int<1..64>, ap_uint<1..63>. Construction is constexpr, so that large `static
+// const` tables of these types (the overlay's parameter ROM) are constant data, not code g++ must compile.
 #ifndef HLSGEN_AP_INT_H
 #define HLSGEN_AP_INT_H
 
@@ -17,12 +18,12 @@ class ap_int_base {
     static_assert(W >= 1 && W <= (S ? 64 : 63), "hlsgen_ap_int.h: width out of range");
 
   public:
-    ap_int_base() : v_(0) {}
-    ap_int_base(long long v) : v_(wrap(v)) {}
+    constexpr ap_int_base() : v_(0) {}
+    constexpr ap_int_base(long long v) : v_(wrap(v)) {}
     template <int W2, bool S2>
-    ap_int_base(const ap_int_base<W2, S2>& other) : v_(wrap(other.to_int64())) {}
+    constexpr ap_int_base(const ap_int_base<W2, S2>& other) : v_(wrap(other.to_int64())) {}
 
-    long long to_int64() const { return v_; }
+    constexpr long long to_int64() const { return v_; }
     int to_int() const { return static_cast<int>(v_); }
     operator long long() const { return v_; }
 
@@ -34,7 +35,7 @@ class ap_int_base {
     ap_int_base operator>>(int n) const { return ap_int_base(v_ >> n); }
 
   private:
-    static long long wrap(long long v) {
+    static constexpr long long wrap(long long v) {
         if (W == 64) return v;
         const unsigned long long mask = (1ULL << (W % 64)) - 1ULL;
         unsigned long long bits = static_cast<unsigned long long>(v) & mask;
@@ -47,18 +48,18 @@ class ap_int_base {
 
 template <int W>
 struct ap_int : ap_int_base<W, true> {
-    ap_int() {}
-    ap_int(long long v) : ap_int_base<W, true>(v) {}
+    constexpr ap_int() {}
+    constexpr ap_int(long long v) : ap_int_base<W, true>(v) {}
     template <int W2, bool S2>
-    ap_int(const ap_int_base<W2, S2>& other) : ap_int_base<W, true>(other) {}
+    constexpr ap_int(const ap_int_base<W2, S2>& other) : ap_int_base<W, true>(other) {}
 };
 
 template <int W>
 struct ap_uint : ap_int_base<W, false> {
-    ap_uint() {}
-    ap_uint(long long v) : ap_int_base<W, false>(v) {}
+    constexpr ap_uint() {}
+    constexpr ap_uint(long long v) : ap_int_base<W, false>(v) {}
     template <int W2, bool S2>
-    ap_uint(const ap_int_base<W2, S2>& other) : ap_int_base<W, false>(other) {}
+    constexpr ap_uint(const ap_int_base<W2, S2>& other) : ap_int_base<W, false>(other) {}
 };
 
 #endif  // HLSGEN_AP_INT_H
