@@ -6,7 +6,8 @@ latency. Bit-exact against the integer reference, within 3% of the model's cycle
 slower) with random pauses on all five channels: MLPerf Tiny's ResNet-8 (residual QAdds in bands), its
 MobileNetV1-0.25 (depthwise bands, weights in external memory too) and a network of padded average pools
 (the counted region of a band), each with 16 KiB of activation memory on systolic16x16; under `make
-test-slow`, MobileNetV2-0.5 (128 px) and ResNet-18 (224 px) on the shipped systolic16x16."""
+test-slow`, MobileNetV2-0.5 (128 px) and ResNet-18 (224 px) on the shipped systolic16x16, and ResNet-8 on
+systolic32x32 with 32 KiB (a word of 32 bytes is two beats of its 128-bit port)."""
 import json
 from pathlib import Path
 
@@ -106,12 +107,13 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, outputs, ki
     check(out, test, outputs)
 
 
-REAL = [("mobilenet_v2", 1000), ("resnet18", 1000)]
+SLOW = [("mobilenet_v2", "systolic16x16", None, 1000), ("resnet18", "systolic16x16", None, 1000),
+        ("resnet8", "systolic32x32", 32, 10)]
 
 
 @pytest.mark.rtl
 @pytest.mark.slow
-@pytest.mark.parametrize("name, outputs", REAL, ids=[r[0] for r in REAL])
-def test_real_networks_run_on_the_shipped_systolic16x16(tmp_path, name, outputs):
-    out, test, _ = build(tmp_path, name, "systolic16x16", None)
-    check(out, test, outputs, backpressure=False)
+@pytest.mark.parametrize("name, target, input_kib, outputs", SLOW, ids=[f"{s[0]}-{s[1]}" for s in SLOW])
+def test_real_networks_and_two_beat_words(tmp_path, name, target, input_kib, outputs):
+    out, test, _ = build(tmp_path, name, target, input_kib)
+    check(out, test, outputs, backpressure=input_kib is not None)
