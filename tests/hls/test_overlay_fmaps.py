@@ -174,14 +174,17 @@ def test_the_dataflow_design_refuses_feature_maps_in_external_memory_and_auto_ta
                   design="dataflow")
 
 
-SHIPPED = [("mobilenet_v2", architecture(lambda: architectures.mobilenet_v2(0.5, 128), 1)),
-           ("resnet18", architecture(lambda: architectures.resnet18(224), 1))]
+MOBILENET_V2 = architecture(lambda: architectures.mobilenet_v2(0.5, 128), 1)
+RESNET18 = architecture(lambda: architectures.resnet18(224), 1)
+SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic16x16"), ("mobilenet_v2", MOBILENET_V2, "systolic8x8"),
+           ("resnet18", RESNET18, "systolic8x8"), ("resnet18", RESNET18, "systolic16x16"),
+           ("resnet18", RESNET18, "systolic32x32")]  # MobileNetV2's maps fit systolic32x32's 512 KiB
 
 
-@pytest.mark.parametrize("name, made", SHIPPED, ids=[n for n, _ in SHIPPED])
-def test_real_networks_on_the_shipped_16x16_target(tmp_path, name, made):
-    """MobileNetV2-0.5 (128 px) and ResNet-18 (224 px): their maps exceed systolic16x16's 128 KiB."""
-    quantized, mapping, design = banded(tmp_path, made, load_target("systolic16x16"))
+@pytest.mark.parametrize("name, made, target", SHIPPED, ids=[f"{n}-{t}" for n, _, t in SHIPPED])
+def test_real_networks_on_the_shipped_targets(tmp_path, name, made, target):
+    """MobileNetV2-0.5 (128 px) and ResNet-18 (224 px): their maps exceed the shipped activation memories."""
+    quantized, mapping, design = banded(tmp_path, made, load_target(target))
     check_moves(mapping, design)
     result = csim(tmp_path / "hls", portable=True)
     assert result.compared == 1000 and result.mismatches == 0, result.log[-2000:]
