@@ -5,7 +5,8 @@ random pauses on the AR and R channels while a stand-in for the array engine tak
 ROM would give it, every tile's words are fetched once per use in whole words, no burst crosses a 4 KiB
 boundary, and nothing is requested before or between array layers (a vector layer's configuration in
 between). A word is one beat of a 64-bit port, or two beats of a 32-bit one (as on systolic32x32, whose
-128-bit port holds half a row of 8-bit weights)."""
+128-bit port holds half a row of 8-bit weights); on 64 rows and an 8-bit port a tile of 8-bit weights is
+512 beats, which the DMA requests in bursts of at most 256."""
 import random
 
 import numpy as np
@@ -16,14 +17,15 @@ import cocotb
 from bench import config, rng, run_bench, start, unpack
 from hlsgen.rtl.weight_rom import WeightSlices
 
-R, C, W_W, S = 4, 8, 8, 8   # a word holds S slices of C bits: 8 bytes
+C, W_W, S = 8, 8, 8   # a word holds S slices of C bits: 8 bytes
 WORD = C * S // 8
 BASE = 0x1000 - 3 * WORD
 LAYERS = [(5, 3, 2, 2), (8, 2, 1, 3), (3, 5, 1, 1)]   # (bits, row tiles, column tiles, spatial tiles)
-TILE_WORDS, AHEAD = 8, 3
+AHEAD = 3
+STALL_LIMIT = 5000   # cycles a tile may take to arrive: a few times the longest, paused half the time
 
 
-def image(seed: int):
+def image(seed: int, R: int):
     """The weight image's words and, per layer, (first slice, [tile rows [R, C]] in the engine's order)."""
     gen = np.random.default_rng(seed)
     stream, layers = WeightSlices(C), []
@@ -45,8 +47,8 @@ async def tiles_arrive_in_the_engines_order(dut):
     from cocotbext.axi import AxiRamRead, AxiReadBus
 
     gen = rng()
-    words, layers = image(config()["image_seed"])
-    per_word = config()["parameters"]["BEATS"]
+    R, per_word = config()["parameters"]["R"], config()["parameters"]["BEATS"]
+    words, layers = image(config()["image_seed"], R)
     beat = WORD // per_word
     ram = AxiRamRead(AxiReadBus.from_prefix(dut, "m_axi"), dut.clk, size=0x4000)
     ram.write(BASE, b"".join(w.to_bytes(WORD, "little") for w in words))
@@ -85,7 +87,10 @@ async def tiles_arrive_in_the_engines_order(dut):
             beats += ((first + R * bits - 1) // S - first // S + 1) * per_word
             for _ in range(gen.randrange(8)):
                 await RisingEdge(dut.clk)
-            while not (int(dut.full.value) >> slot) & 1:
+            for waited in range(STALL_LIMIT + 1):
+                if (int(dut.full.value) >> slot) & 1:
+                    break
+                assert waited < STALL_LIMIT, f"tile {k} of the layer at slice {w_base} never arrived"
                 await RisingEdge(dut.clk)
             for j in range(R + 1):   # a row's data comes a cycle after its address
                 if j < R:
@@ -101,15 +106,17 @@ async def tiles_arrive_in_the_engines_order(dut):
     assert sum(n for _, n in bursts) == beats, "every tile's words, once per use"
     assert all(a % WORD == 0 and n % per_word == 0 for a, n in bursts), "a burst of part of a word"
     assert all((a & 0xFFF) + n * beat <= 0x1000 for a, n in bursts), "a burst crosses a 4 KiB boundary"
+    assert max(n for _, n in bursts) == min(256, R * per_word), "bursts of whole 8-bit tiles, at most 256 beats"
     assert any(a == 0x1000 for a, _ in bursts), "the first tile splits at the page boundary"
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("beats", [1, 2])
-def test_weight_dma(beats):
-    words, _ = image(seed=5)
-    wsa_w = max(len(words), 2 * TILE_WORDS).bit_length() + (S - 1).bit_length()
-    run_bench(__file__, "hg_weight_dma", {"R": R, "C": C, "W_W": W_W, "WB_W": W_W.bit_length(), "S": S,
-                                          "BEATS": beats, "WSA_W": wsa_w, "CNT_W": 4, "TILE_WORDS": TILE_WORDS,
+@pytest.mark.parametrize("rows, beats", [(4, 1), (4, 2), (64, 8)])
+def test_weight_dma(rows, beats):
+    words, _ = image(5, rows)
+    tile_words = 2 * rows   # a power of two above a tile's words (R at 8 bits, from any slice)
+    wsa_w = max(len(words), 2 * tile_words).bit_length() + (S - 1).bit_length()
+    run_bench(__file__, "hg_weight_dma", {"R": rows, "C": C, "W_W": W_W, "WB_W": W_W.bit_length(), "S": S,
+                                          "BEATS": beats, "WSA_W": wsa_w, "CNT_W": 4, "TILE_WORDS": tile_words,
                                           "AHEAD": AHEAD},
               {"seed": 2 + beats, "image_seed": 5})
