@@ -11,6 +11,11 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
 - A row that is not split by rows (a Dense, a global pool, a copy, a 1-D map, a batch) runs as one band
   that moves its external operands whole.
 Graph outputs stay on chip (they stream out); maps wider than 8 bits stay on chip (a word is R bytes).
+
+Sizes are what a map really occupies (hlsgen.hw.placement): words per bank of its channel banks (an input
+image with G = 1 fills every bank, G < R replicates), times R bytes, plus the depthwise window copies of a
+map a depthwise row reads. The placement can still need more than the rows' live sizes (two planes, QAdd
+inputs apart, first fit): it is checked, and the plan made again for a smaller budget until it fits.
 """
 from __future__ import annotations
 
@@ -19,11 +24,13 @@ from dataclasses import dataclass, replace
 
 from ..errors import MappingError
 from . import cycles as cyc
-from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer, tensor_bytes
-from .placement import Memory, map_shape
+from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
+from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
 
+MAX_PLANS = 12  # plans for ever smaller budgets before giving up
+CHANNEL_KINDS = ("depthwise", "elementwise", "pool", "resize", "global_pool")
 SPLIT_KINDS = ("conv", "grouped_conv", "depthwise", "pool", "elementwise", "resize")
 
 
@@ -79,17 +86,30 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
                        pool)
 
 
+def channel_blocks(graph, layer: LayerMap, lanes: int) -> int:
+    """Blocks of `lanes` channels a channel-separable row (depthwise, elementwise, pools, Resize: every
+    output channel reads only its own input channel) may run in apart; 1 if it is not split by channels."""
+    if layer.kind not in CHANNEL_KINDS or int(layer.output_shape[0]) != 1:
+        return 1
+    channels = map_shape(layer.output_shape)[0]
+    shapes = layer.input_shapes or (layer.input_shape,)
+    if any(map_shape(s)[0] != channels for s in shapes) or any(t in graph.inputs for t in layer.inputs):
+        return 1
+    return -(-channels // lanes) if channels > lanes else 1
+
+
 def _pads(node) -> tuple[int, ...]:
     a = getattr(node.attrs, "conv", None) or getattr(node.attrs, "pool", None) or node.attrs
     return tuple(getattr(a, "pads", (0,))) or (0,)
 
 
 class _Planner:
-    """Decides the external maps and every row's band height (module docstring)."""
+    """Decides the external maps and every row's band height (module docstring), for `capacity` bytes of
+    the planes and of the depthwise window copies (two memories: each must hold its own)."""
 
-    def __init__(self, graph, layers: list[LayerMap], target: Target):
+    def __init__(self, graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int]):
         self.graph, self.layers, self.target = graph, layers, target
-        self.capacity = target.buffers.input.bytes
+        self.capacity = capacity
         root = {t: t for t in graph.inputs}
         self.birth = {t: -1 for t in graph.inputs}
         self.death = {t: -1 for t in graph.inputs}
@@ -109,15 +129,53 @@ class _Planner:
         for t in self.outputs:
             self.death[t] = len(layers)
         self.root = root
-        self.size = {t: tensor_bytes(graph, t) for t in self.birth}
+        self.size = self._sizes()
         self.external: set[str] = set()
-        self.heights: dict[int, int] = {}
+        self.lanes = target.array.cols
+        self.shapes: dict[int, tuple[int, int]] = {}  # row -> (band height, channel blocks per band)
+
+    def _sizes(self) -> dict[str, int]:
+        """Bytes each stored map occupies on chip: its words per bank (placement's banks) x R, with its
+        depthwise window copies."""
+        R = self.target.array.rows
+        maps = {t: FeatureMap(t, *map_shape(self.graph.shape(t)), self.graph.quant[t], self.birth[t])
+                for t in self.birth}
+        for i, layer in enumerate(self.layers):
+            for t in self.operands[i][0]:
+                maps[t].array_read |= layer.unit == ARRAY and layer.kind != "depthwise"
+                maps[t].dw_read |= layer.kind == "depthwise"
+        taps = [layer.tiles.work.reduction for layer in self.layers if layer.kind == "depthwise"]
+        self.copies = min(R, max(taps, default=0))
+        sizes = {}
+        for t, fmap in maps.items():
+            choose_banks(fmap, R)
+            plane = fmap.words * R * -(-getattr(fmap.quant, "bits", 8) // 8)
+            sizes[t] = (plane, plane * self.copies if fmap.dw_read else 0)
+        return sizes
+
+    def least(self) -> tuple[int, int]:
+        """The fewest bytes of the planes and of the depthwise copies any plan needs: every row's smallest
+        bands, with every map that may live in external memory there."""
+        movable = {t for t in self.birth if t not in self.outputs and getattr(self.graph.quant.get(t), "bits", 8) <= 8}
+        kept, self.external = self.external, movable
+        needs = [(0, 0)]
+        for i, layer in enumerate(self.layers):
+            if self.operands[i][1] is None:
+                continue
+            g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
+            bands = g.bands(1) if g.splits else [(0, g.height_out)]
+            needs += [tuple(a + b for a, b in zip(self.resident(i), self._buffers(i, g, y0, y1, 1, blocks)))
+                      for y0, y1 in bands]
+        self.external = kept
+        return max(p for p, _ in needs), max(q for _, q in needs)
 
     def alive(self, i: int) -> list[str]:
         return [t for t in self.birth if self.birth[t] <= i <= self.death[t]]
 
-    def resident(self, i: int) -> int:
-        return sum(self.size[t] for t in self.alive(i) if t not in self.external)
+    def resident(self, i: int) -> tuple[int, int]:
+        """Bytes of the planes and of the depthwise copies the maps on chip live at row i occupy."""
+        held = [self.size[t] for t in self.alive(i) if t not in self.external]
+        return sum(p for p, _ in held), sum(q for _, q in held)
 
     def plan(self) -> None:
         while not self._fits():
@@ -125,93 +183,166 @@ class _Planner:
 
     def _fits(self) -> bool:
         """One pass over the rows; False after moving a map out (start again)."""
-        self.heights = {}
+        self.shapes = {}
         for i, layer in enumerate(self.layers):
             ins, out = self.operands[i]
             if out is None:
                 continue
             operands = {*ins, out}
-            space = self.capacity - self.resident(i)
+            space = _minus(self.capacity, self.resident(i))
             if not operands & self.external:
-                if space >= 0:
+                if min(space) >= 0:
                     continue
                 self._move_out(i, layer)
                 return False
-            height = self._height(i, space)
-            if height is None:
+            shape = self._shape(i, space)
+            if shape is None:
                 self._move_out(i, layer)
                 return False
-            if len(row_geometry(self.graph, layer).bands(height)) > 1 and operands - self.external:
+            g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
+            if (len(g.bands(shape[0])) > 1 or shape[1] < blocks) and operands - self.external:
                 self.external |= operands - self.outputs
                 if operands & self.outputs:
                     self._fail(layer, "a model output is one of its operands (model outputs stay on chip)")
                 return False
-            self.heights[i] = height
+            self.shapes[i] = shape
         return True
 
     def _move_out(self, i: int, layer: LayerMap) -> None:
         candidates = [t for t in self.alive(i) if t not in self.external and t not in self.outputs
                       and getattr(self.graph.quant.get(t), "bits", 8) <= 8]
         if not candidates:
-            self._fail(layer, f"its live feature maps need {self.resident(i):,} bytes on chip even with every other "
-                              "map in external memory")
-        self.external.add(max(candidates, key=lambda t: (self.size[t], t)))
+            g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
+            smallest = self._buffers(i, g, 0, 1, 1, blocks) if g.splits else self._buffers(i, g, 0, g.height_out, 1,
+                                                                                          blocks)
+            self._fail(layer, f"with every other map in external memory, its smallest band still needs "
+                              f"{sum(self.resident(i)) + sum(smallest):,} bytes on chip")
+        self.external.add(max(candidates, key=lambda t: (sum(self.size[t]), t)))
 
     def _fail(self, layer: LayerMap, why: str):
         raise MappingError(f"{self.graph.describe(layer.nodes[0])}: does not fit the activation memory "
                            f"(buffers.input = {self.target.buffers.input.kib} KiB): {why}")
 
-    def _height(self, i: int, space: int) -> int | None:
-        """The tallest band whose buffers fit `space` bytes, or None."""
-        g = row_geometry(self.graph, self.layers[i])
+    def _shape(self, i: int, space: int) -> tuple[int, int] | None:
+        """(band height, channel blocks per band) whose buffers fit `space` bytes, moving the fewest bytes
+        through the port (fewest copies at equal bytes), or None."""
+        layer = self.layers[i]
+        g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
+        best = None
+        for per_band in range(blocks, 0, -1):
+            height = self._height(i, g, per_band, blocks, space)
+            if height is None:
+                continue
+            slices, bands = -(-blocks // per_band), g.bands(height)
+            moved = slices * sum(self._buffers(i, g, y0, y1, per_band, blocks)[0] for y0, y1 in bands)
+            key = (moved + slices * len(bands) * sum(self.capacity) // 64, -per_band)  # a copy's latency, roughly
+            if best is None or key < best[0]:
+                best = (key, (height, per_band))
+        return best[1] if best else None
+
+    def _height(self, i: int, g: RowGeometry, per_band: int, blocks: int, space: tuple[int, int]) -> int | None:
+        """The tallest band of `per_band` channel blocks whose buffers fit `space` bytes, or None."""
+        def fits(h: int) -> bool:
+            return all(min(_minus(space, self._buffers(i, g, y0, y1, per_band, blocks))) >= 0 for y0, y1 in g.bands(h))
+
         if not g.splits:
-            return g.height_out if self.buffer_bytes(i, g, g.height_out) <= space else None
+            return g.height_out if fits(g.height_out) else None
         lo, hi = 0, g.height_out
         while lo < hi:
             mid = (lo + hi + 1) // 2
-            if self.buffer_bytes(i, g, mid) <= space:
-                lo = mid
-            else:
-                hi = mid - 1
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
         return lo or None
 
-    def buffer_bytes(self, i: int, g: RowGeometry, height: int) -> int:
-        """The largest band's buffers for the external operands of row i."""
+    def _buffers(self, i: int, g: RowGeometry, y0: int, y1: int, per_band: int, blocks: int) -> tuple[int, int]:
+        """Bytes of the planes and of the depthwise copies the buffers of one band (output rows [y0, y1),
+        `per_band` of `blocks` channel blocks) of the external operands of row i occupy."""
         ins, out = self.operands[i]
-        worst = 0
-        for y0, y1 in g.bands(height):
-            a, b, _, _ = g.band(y0, y1)
-            used = sum(self.size[t] * (b - a) // max(map_shape(self.graph.shape(t))[1], 1)
-                       for t in ins if t in self.external and g.splits)
-            used += sum(self.size[t] for t in ins if t in self.external and not g.splits)
-            if out in self.external:
-                used += self.size[out] * (y1 - y0) // g.height_out
-            worst = max(worst, used)
-        return worst
+        a, b, _, _ = g.band(y0, y1)
+        used = 0
+        for t in ins:
+            if t in self.external:
+                plane = self.size[t][0]
+                used += plane * (b - a) // max(map_shape(self.graph.shape(t))[1], 1) if g.splits else plane
+        copies = used * self.copies if self.layers[i].kind == "depthwise" else 0  # it reads its input's copies
+        if out in self.external:
+            used += self.size[out][0] * (y1 - y0) // g.height_out
+        return used * per_band // blocks, copies * per_band // blocks
 
 
-def band_rows(graph, layers: list[LayerMap], target: Target) -> list[LayerMap]:
+def fit_activation_memory(graph, layers: list[LayerMap], target: Target) -> tuple[list[LayerMap], Memory]:
+    """The program's rows, banded where the activation memory needs it, and their placement, which fits
+    `buffers.input` (module docstring). The planes and the depthwise copies share it in proportion to what
+    the model's maps would need of each on chip, or else in the first of a few other shares that fits."""
+    capacity = target.buffers.input.bytes
+    need = _Planner(graph, layers, target, (capacity, capacity))
+    peaks = [max((need.resident(i)[k] for i in range(len(layers))), default=0) for k in (0, 1)]
+    least = need.least()  # of the planes and of the copies, with every map it may move in external memory
+    slack = capacity - sum(least)
+    shares = [least[1] + max(slack, 0) * peaks[1] // max(sum(peaks), 1)]
+    if peaks[1]:
+        shares += [least[1] + max(slack, 0) * k // 4 for k in (0, 2, 4, 1, 3)]
+    failure = None
+    for copies in shares:
+        try:
+            return _fit(graph, layers, target, copies)
+        except MappingError as error:
+            failure = failure or error
+    raise failure
+
+
+def _fit(graph, layers: list[LayerMap], target: Target, copies: int) -> tuple[list[LayerMap], Memory]:
+    """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies."""
+    R, capacity = target.array.rows, target.buffers.input.bytes
+    limits = (capacity - copies, copies)
+    budget = limits
+    for attempt in range(MAX_PLANS):
+        try:
+            rows = band_rows(graph, layers, target, budget)
+        except MappingError:
+            if attempt == 0:
+                raise
+            break  # smaller bands do not fit either: report the placement
+        memory = place_maps(graph, rows, R)
+        used = (sum(memory.plane_depth) * R, memory.dw_copies * memory.dw_depth * R)
+        if sum(used) <= capacity:
+            return rows, memory
+        budget = tuple(int(b * min(limit / u, 0.95)) if u > limit else b for b, u, limit in zip(budget, used, limits))
+    raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
+                       f"{target.buffers.input.kib} KiB): placed in its two planes and depthwise copies they "
+                       f"need {sum(used):,} bytes, and smaller bands do not fit")
+
+
+def _minus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
+    return a[0] - b[0], a[1] - b[1]
+
+
+def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int]) -> list[LayerMap]:
     """The program's rows with every row that reads or writes an external map split into bands and its
-    copies (`dma` rows whose moves `finish_moves` completes once the maps are placed)."""
-    planner = _Planner(graph, layers, target)
+    copies (`dma` rows whose moves `finish_moves` completes once the maps are placed), for `capacity`
+    bytes of live maps and buffers in the planes and in the depthwise copies."""
+    planner = _Planner(graph, layers, target, capacity)
     if target.external_memory is None:
         for i, layer in enumerate(layers):
-            if planner.resident(i) > planner.capacity:
-                planner._fail(layer, f"its live feature maps need {planner.resident(i):,} bytes "
+            if min(_minus(planner.capacity, planner.resident(i))) < 0:
+                planner._fail(layer, f"its live feature maps need {sum(planner.resident(i)):,} bytes "
                                      f"({', '.join(planner.alive(i))}), and the target has no external_memory")
     planner.plan()
     rows: list[LayerMap] = []
     for i, layer in enumerate(layers):
-        used = BufferUse("activation", planner.resident(i), planner.capacity)
+        used = BufferUse("activation", sum(planner.resident(i)), target.buffers.input.bytes)
         live = tuple(t for t in planner.alive(i) if t not in planner.external)
-        if i not in planner.heights:
+        if i not in planner.shapes:
             rows.append(replace(layer, buffers=(used, *layer.buffers[1:]), live=live))
             continue
-        g = row_geometry(graph, layer)
-        bands = g.bands(planner.heights[i])
-        for j, (y0, y1) in enumerate(bands):
+        g, (height, per_band) = row_geometry(graph, layer), planner.shapes[i]
+        channels, lanes = map_shape(layer.output_shape)[0], planner.lanes
+        blocks = channel_blocks(graph, layer, lanes)
+        slices = [None] if per_band == blocks else \
+            [(c0, min(channels, c0 + per_band * lanes)) for c0 in range(0, channels, per_band * lanes)]
+        bands = [(cs, ys) for cs in slices for ys in g.bands(height)]
+        for j, (cs, (y0, y1)) in enumerate(bands):
             a, b, pad_top, computed = g.band(y0, y1)
-            band = Band(j, len(bands), (y0, y1), (a, b), pad_top, computed)
+            band = Band(j, len(bands), (y0, y1), (a, b), pad_top, computed, cs)
             rows += _band(graph, planner, layer, g, band, used, live, target)
     return rows
 
@@ -228,44 +359,56 @@ def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band,
             continue
         buffer = f"{name}.in{k}"
         rows = band.in_rows if g.splits else (0, map_shape(graph.shape(stored))[1])
-        loads.append(_dma("load", stored, buffer, rows, graph, used, live))
+        loads.append(_dma("load", stored, buffer, rows, band.channels, graph, used, live))
         inputs.append(buffer)
-        shapes.append(_rows_of(tuple(shape), rows) if g.splits else tuple(shape))
+        shapes.append(_slice(tuple(shape), rows if g.splits else None, band.channels))
     output, stores = layer.output, []
     if layer.output in planner.external:
         output = f"{name}.out"
-        stores.append(_dma("store", layer.output, output, band.out_rows, graph, used, live))
-    out_shape = _rows_of(tuple(layer.output_shape), band.out_rows) if g.splits else tuple(layer.output_shape)
+        rows = band.out_rows if g.splits else (0, map_shape(graph.shape(layer.output))[1])
+        stores.append(_dma("store", layer.output, output, rows, band.channels, graph, used, live))
+    out_shape = _slice(tuple(layer.output_shape), band.out_rows if g.splits else None, band.channels)
     buffers = (used, *layer.buffers[1:])
     compute = replace(layer, name=name, inputs=tuple(inputs), output=output, input_shapes=tuple(shapes),
                       input_shape=shapes[0], output_shape=out_shape, band=band, buffers=buffers,
                       live=(*live, *(r.output for r in loads), *([output] if stores else [])))
-    if g.splits:
+    if g.splits or band.channels:
         compute = _resized(graph, compute, layer, band, target)
     return [*loads, compute, *stores]
 
 
-def _rows_of(shape: tuple[int, ...], rows: tuple[int, int]) -> tuple[int, ...]:
-    return (*shape[:2], rows[1] - rows[0], *shape[3:])
+def _slice(shape: tuple[int, ...], rows: tuple[int, int] | None, channels: tuple[int, int] | None) -> tuple[int, ...]:
+    """A tensor shape [N, C, H, ...] restricted to rows [a, b) and channels [c0, c1) (None: all)."""
+    shape = list(shape)
+    if rows is not None:
+        shape[2] = rows[1] - rows[0]
+    if channels is not None:
+        shape[1] = channels[1] - channels[0]
+    return tuple(shape)
 
 
 def _resized(graph, band_row: LayerMap, layer: LayerMap, band: Band, target: Target) -> LayerMap:
-    """The band's tiles, MACs and cycles: the layer's, over the band's rows."""
+    """The band's tiles, MACs and cycles: the layer's, over the band's rows and channels."""
     node = graph.nodes[layer.nodes[0]]
     computed = map_shape(graph.shape(node.outputs[0]))[1]  # rows the whole layer computes (before a pool)
-    if layer.unit == ARRAY:
+    channels = map_shape(layer.output_shape)[0]
+    share = band.channels[1] - band.channels[0] if band.channels else channels
+    if layer.unit == ARRAY:  # depthwise: a channel per column
         work = layer.tiles.work
         pixels = work.pixels // computed * band.rows_computed
-        tiles = search_tiles(replace(work, pixels=pixels), target)
+        tiles = search_tiles(replace(work, pixels=pixels, out_channels=work.out_channels * share // channels), target)
         acc = BufferUse("accumulator", tiles.spatial_tile * target.array.cols * ACC_BYTES,
                         target.buffers.accumulator.bytes)
         buffers = tuple(acc if b.name == "accumulator" else b for b in band_row.buffers)
         return replace(band_row, tiles=tiles, cycles=tiles.cycles(target.array.rows, target.array.cols),
-                       macs=layer.macs // work.pixels * pixels, buffers=buffers)
+                       macs=layer.macs // work.pixels * pixels * share // channels, buffers=buffers)
     t = layer.tiles
+    if layer.kind == "global_pool":  # reads the whole map: only its channels change
+        tiles = replace(t, channels=share, passes=-(-share // t.lanes))
+        return replace(band_row, tiles=tiles, cycles=cyc.vector_cycles(tiles.passes, tiles.positions))
     per_row = t.positions // (map_shape(layer.output_shape)[1] if layer.kind == "pool" else computed)
     rows = band.out_rows[1] - band.out_rows[0] if layer.kind == "pool" else band.rows_computed
-    tiles = replace(t, positions=per_row * rows)
+    tiles = replace(t, positions=per_row * rows, channels=share, passes=-(-share // t.lanes))
     if layer.kind == "pool":
         a = node.attrs if node.op == "MaxPool" else node.attrs.pool
         cycles = cyc.window_pool_cycles(tiles.passes, tiles.positions, math.prod(a.kernel_shape))
@@ -274,12 +417,13 @@ def _resized(graph, band_row: LayerMap, layer: LayerMap, band: Band, target: Tar
     return replace(band_row, tiles=tiles, cycles=cycles)
 
 
-def _dma(direction: str, tensor: str, buffer: str, rows: tuple[int, int], graph, used: BufferUse,
-         live: tuple[str, ...]) -> LayerMap:
+def _dma(direction: str, tensor: str, buffer: str, rows: tuple[int, int], channels: tuple[int, int] | None, graph,
+         used: BufferUse, live: tuple[str, ...]) -> LayerMap:
     """A copy row; its words, addresses and cycles wait for the placement (finish_moves)."""
-    shape = _rows_of(tuple(graph.shape(tensor)), rows) if len(graph.shape(tensor)) == 4 else tuple(graph.shape(tensor))
+    full = tuple(graph.shape(tensor))
+    shape = _slice(full, rows if len(full) == 4 else None, channels)
     bits = getattr(graph.quant.get(tensor), "bits", 8)
-    move = Move(direction, tensor, buffer, rows, 0, 0, 0, 0, 0)
+    move = Move(direction, tensor, buffer, rows, 0, 0, 0, 0, 0, channels)
     src, dst = (tensor, buffer) if direction == "load" else (buffer, tensor)
     return LayerMap(f"{direction}:{buffer}", direction.capitalize(), DMA, direction, (src,), dst, shape, shape, 0, 0,
                     None, (used,), live=live, bits=(bits, bits, 0), input_shapes=(shape,), move=move)
@@ -294,8 +438,9 @@ def finish_moves(rows: list[LayerMap], memory: Memory, target: Target) -> list[L
             done.append(row)
             continue
         m, fmap, buffer = row.move, memory.placement(row.move.tensor), memory.placement(row.move.buffer)
-        move = replace(m, segments=fmap.words // fmap.pixels, segment_words=buffer.pixels,
-                       dram_word=fmap.dram_base + m.rows[0] * fmap.width, dram_stride=fmap.pixels,
+        first = (m.channels[0] >> fmap.lg) * fmap.pixels if m.channels else 0  # a slice starts on a block
+        move = replace(m, segments=buffer.words // buffer.pixels, segment_words=buffer.pixels,
+                       dram_word=fmap.dram_base + first + m.rows[0] * fmap.width, dram_stride=fmap.pixels,
                        buffer_stride=buffer.pixels)
         nbytes = move.words * R
         cycles = cyc.dma_cycles(port.transfer_cycles(nbytes), port.read_latency)

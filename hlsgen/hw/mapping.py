@@ -17,7 +17,7 @@ import numpy as np
 from ..errors import MappingError
 from ..ir import Graph, Node
 from . import cycles as cyc
-from .placement import Memory, map_shape, place_maps, reduction_channels
+from .placement import Memory, map_shape, reduction_channels
 from .resources import estimate, fit
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
@@ -80,6 +80,7 @@ class Move:
     dram_word: int
     dram_stride: int
     buffer_stride: int
+    channels: tuple[int, int] | None = None  # channels [c0, c1) of the map the buffer holds (None: all)
 
     @property
     def words(self) -> int:
@@ -87,6 +88,7 @@ class Move:
 
     def to_json(self) -> dict:
         return {"direction": self.direction, "tensor": self.tensor, "buffer": self.buffer, "rows": list(self.rows),
+                "channels": list(self.channels) if self.channels else None,
                 "segments": self.segments, "segment_words": self.segment_words, "dram_word": self.dram_word,
                 "dram_stride": self.dram_stride, "buffer_stride": self.buffer_stride}
 
@@ -101,10 +103,12 @@ class Band:
     in_rows: tuple[int, int]  # rows [a, b) of its input(s) the input buffer(s) hold
     pad_top: int  # the top padding in the buffer's coordinates: pad + a - y0 * pool * stride
     rows_computed: int  # output rows the engine computes (before a fused MaxPool): (y1 - y0) * pool
+    channels: tuple[int, int] | None = None  # a channel-separable row's channels [c0, c1) (None: all)
 
     def to_json(self) -> dict:
         return {"index": self.index, "count": self.count, "out_rows": list(self.out_rows),
-                "in_rows": list(self.in_rows), "pad_top": self.pad_top, "rows_computed": self.rows_computed}
+                "in_rows": list(self.in_rows), "pad_top": self.pad_top, "rows_computed": self.rows_computed,
+                "channels": list(self.channels) if self.channels else None}
 
 
 @dataclass(frozen=True)
@@ -223,7 +227,7 @@ class Mapping:
 def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program)."""
-    from .banding import band_rows, finish_moves  # banding builds on this module's rows
+    from .banding import finish_moves, fit_activation_memory  # banding builds on this module's rows
 
     layers, weight_total, overflow = [], 0, None
     for node, pool in _rows(graph, fuse_pools):
@@ -235,7 +239,7 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
         if overflow is None and weight_total > target.buffers.weight.bytes:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
-    layers = band_rows(graph, layers, target)  # feature maps that do not fit move to external memory
+    layers, memory = fit_activation_memory(graph, layers, target)  # maps that do not fit move to DRAM
     if overflow is not None:  # the weights live in external memory, streamed a tile at a time
         mapper, total = overflow
         if target.external_memory is None:
@@ -249,7 +253,6 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
         raise MappingError(f"target {target.name!r} does not fit its device {target.device.part}: the design needs "
                            f"{used[name]:,} {name.upper()}, the device has {budget['budget'][name]:,}")
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
-    memory = place_maps(graph, layers, target.array.rows)
     layers = finish_moves(layers, memory, target)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,

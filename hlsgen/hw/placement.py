@@ -14,8 +14,8 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
 - G = 1 for an input image whose channel count neither divides nor is divided by R: every bank holds
   the whole image (the input stream writes one element per cycle, so the copies cost no time) and its
   readers' taps are not padded.
-A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed first-fit
-by lifetime: two maps share addresses only if no layer needs both.
+A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed greedy by
+size, each at the lowest free address of its lifetime: two maps share addresses only if no layer needs both.
 
 A map the mapping keeps in external memory (hlsgen.hw.banding) has no place on chip: it has a `dram_base`,
 the address of its first word in the feature-map image, whose words are the activation memory's (R bytes,
@@ -29,6 +29,9 @@ from dataclasses import dataclass, fields
 
 from ..errors import MappingError
 from ..quant.params import TensorQuant
+
+
+ALLOCATION_PASSES = 4
 
 
 class _Extent:
@@ -142,31 +145,51 @@ def reduction_channels(channels: int, rows: int, taps: int, streamed: bool) -> i
 
 
 def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) -> tuple[int, int]:
-    """Give every map a plane and a base address; returns the two planes' depths (words per bank)."""
+    """Give every map a plane and a base address; returns the two planes' depths (words per bank).
+    Greedy by size (the largest maps first, each at the lowest address no map alive at the same time
+    holds), in the plane whose depth it grows least; then again, knowing the depths the last pass
+    reached (a plane that must grow for later maps is free below that depth), while the sum shrinks."""
+    best: tuple[int, int] | None = None
+    hint = (0, 0)
+    for _ in range(ALLOCATION_PASSES):
+        depths = _greedy(maps, different_planes, hint)
+        if best is not None and sum(depths) >= sum(best):
+            break
+        best, hint, placed = depths, depths, [(m.plane, m.base) for m in maps]
+    for fmap, (plane, base) in zip(maps, placed):
+        fmap.plane, fmap.base = plane, base
+    return max(best[0], 1), max(best[1], 1)
+
+
+def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hint: tuple[int, int]) -> tuple[int, int]:
     by_name = {m.name: m for m in maps}
-    placed: list[FeatureMap] = []
-    for fmap in sorted(maps, key=lambda m: (m.birth, m.name)):
+    placed: set[str] = set()
+    depth, grown = list(hint), [0, 0]
+    for fmap in sorted(maps, key=lambda m: (-m.words, m.birth, m.name)):
         required = None
         for a, b in different_planes:
             other = b if a == fmap.name else a if b == fmap.name else None
-            if other is not None and by_name[other] in placed:
+            if other is not None and other in placed:
                 need = 1 - by_name[other].plane
                 if required is not None and required != need:
                     raise MappingError(f"feature map {fmap.name!r} must live in both activation planes")
                 required = need
         options = [required] if required is not None else [0, 1]
-        candidates = [(plane, _first_fit(fmap, [(m, m.base) for m in placed if m.plane == plane])) for plane in options]
-        fmap.plane, fmap.base = min(candidates, key=lambda pb: (pb[1] + fmap.words, pb[0]))
-        placed.append(fmap)
-    depth = [max([m.base + m.words for m in placed if m.plane == p], default=0) for p in (0, 1)]
-    return max(depth[0], 1), max(depth[1], 1)
+        candidates = [(plane, _first_fit(fmap, [(by_name[n], by_name[n].base) for n in placed
+                                                if by_name[n].plane == plane])) for plane in options]
+        fmap.plane, fmap.base = min(candidates, key=lambda pb: (max(0, pb[1] + fmap.words - depth[pb[0]]),
+                                                                pb[1] + fmap.words, pb[0]))
+        depth[fmap.plane] = max(depth[fmap.plane], fmap.base + fmap.words)
+        grown[fmap.plane] = max(grown[fmap.plane], fmap.base + fmap.words)
+        placed.add(fmap.name)
+    return grown[0], grown[1]
 
 
 def allocate_copies(maps: list[FeatureMap]) -> int:
     """Addresses in the depthwise window copies (one word per pixel and C-channel block) for the maps a
     depthwise layer reads; returns the copies' depth."""
     placed: list[tuple[FeatureMap, int]] = []
-    for fmap in sorted((m for m in maps if m.dw_read), key=lambda m: (m.birth, m.name)):
+    for fmap in sorted((m for m in maps if m.dw_read), key=lambda m: (-m.words, m.birth, m.name)):
         fmap.dw_base = _first_fit(fmap, placed)
         placed.append((fmap, fmap.dw_base))
     return max([base + m.words for m, base in placed], default=1)
@@ -200,6 +223,11 @@ class Memory:
         return next(m for m in self.maps if m.name == name)
 
     @property
+    def words_per_bank(self) -> int:
+        """What the placement occupies: both planes and the depthwise window copies, per bank."""
+        return sum(self.plane_depth) + self.dw_copies * self.dw_depth
+
+    @property
     def external(self) -> tuple[MapPlacement, ...]:
         return tuple(m for m in self.maps if m.dram_base is not None)
 
@@ -223,6 +251,7 @@ def place_maps(graph, layers, rows: int) -> Memory:
         c, h, w = map_shape(graph.shape(move.tensor if move else name))
         if move is not None:
             h = move.rows[1] - move.rows[0]
+            c = move.channels[1] - move.channels[0] if move.channels else c
         maps[name] = FeatureMap(name, c, h, w, graph.quant[move.tensor if move else name], birth,
                                 holds=move.tensor if move else "")
 

@@ -62,12 +62,17 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
 
 def _band(b: dict | None) -> Band | None:
     return None if b is None else Band(b["index"], b["count"], tuple(b["out_rows"]), tuple(b["in_rows"]), b["pad_top"],
-                                       b["rows_computed"])
+                                       b["rows_computed"], _pair(b["channels"]))
 
 
 def _move(m: dict | None) -> Move | None:
     return None if m is None else Move(m["direction"], m["tensor"], m["buffer"], tuple(m["rows"]), m["segments"],
-                                       m["segment_words"], m["dram_word"], m["dram_stride"], m["buffer_stride"])
+                                       m["segment_words"], m["dram_word"], m["dram_stride"], m["buffer_stride"],
+                                       _pair(m["channels"]))
+
+
+def _pair(values: list | None) -> tuple[int, int] | None:
+    return tuple(values) if values else None
 
 
 def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:

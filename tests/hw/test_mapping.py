@@ -104,7 +104,8 @@ def test_activation_occupancy_is_the_live_feature_maps():
     for layer in mapping.layers:
         activation = layer.buffers[0]
         assert activation.name == "activation"
-        assert activation.used == sum(tensor_bytes(graph, t) for t in layer.live)
+        # what the live maps occupy: their banks' words (replicated below R channels) and depthwise copies
+        assert activation.capacity >= activation.used >= sum(tensor_bytes(graph, t) for t in layer.live)
         assert layer.output in layer.live and all(t in layer.live for t in layer.inputs if t in graph.tensors)
     add = mapping.layer("block1_add")
     assert "stem_relu" in add.live  # the skip connection stays live across the block
