@@ -1,11 +1,13 @@
 """The overlay with feature maps in external memory: where the layer program finds the live maps larger than
 the activation memory, rows run in bands between `dma` rows that load and store band buffers through the
 m_axi port `fmem` (the feature-map image, words of R bytes). C-simulated bit-exact on models that need bands
-(targets with a shrunk activation memory, and the shipped systolic16x16 with MobileNetV2-0.5 and ResNet-18),
-with every node's weights, parameters and tables emitted once and shared by its bands."""
+(targets with a shrunk activation memory, and the shipped targets with MobileNetV2-0.5, MobileNetV1-0.25, DS-CNN
+and ResNet-18), with every node's weights, parameters and tables emitted once and shared by its bands, and
+channel-separable rows in slices of C channels computing their own channels."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -84,10 +86,11 @@ def check_moves(mapping, design) -> None:
 
 
 CASES = [("resnet8", architecture(architectures.resnet8), "systolic16x16", 16),
-         ("mobilenet_v1", architecture(lambda: architectures.mobilenet_v1(0.25, 96)), "systolic16x16", 16),
-         ("windowed", windowed_model, "systolic8x8", 6),
+         # its G = 1 input band and depthwise copies need 48 KiB; depthwise rows run in channel slices
+         ("mobilenet_v1", architecture(lambda: architectures.mobilenet_v1(0.25, 96)), "systolic16x16", 48),
+         ("windowed", windowed_model, "systolic8x8", 6),  # pools in slices of 8 of its 16 channels
          ("windowed", windowed_model, "systolic16x16", 12),
-         ("windowed", windowed_model, "systolic32x32", 12)]  # image words of 32 bytes
+         ("windowed", windowed_model, "systolic32x32", 14)]  # image words of 32 bytes
 
 
 @pytest.mark.parametrize("name, made, target, kib", CASES, ids=[f"{n}-{t}-{k}KiB" for n, _, t, k in CASES])
@@ -106,6 +109,66 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, made, targe
     assert result.compared == result.samples * outputs and result.mismatches == 0, result.log[-2000:]
 
 
+def separable_model():
+    """A 1x1 Conv to 32 channels, then only channel-separable rows on a 16 x 96 map: a depthwise Conv, a
+    residual QAdd, a table, padded average pools, a MaxPool and a 2x nearest upsampling, a global pool."""
+    rng = np.random.default_rng(7)
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"]),
+             helper.make_node("Relu", ["a"], ["r"]),
+             helper.make_node("Conv", ["r", "wd"], ["d"], pads=[1, 1, 1, 1], group=32),
+             helper.make_node("Add", ["d", "r"], ["s"]),
+             helper.make_node("Sigmoid", ["s"], ["g"]),
+             helper.make_node("AveragePool", ["g"], ["p"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                              count_include_pad=0),
+             helper.make_node("MaxPool", ["p"], ["m"], kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Resize", ["m", "", "scales"], ["u"], mode="nearest"),
+             helper.make_node("AveragePool", ["u"], ["q"], kernel_shape=[4, 4], strides=[4, 4]),
+             helper.make_node("GlobalAveragePool", ["q"], ["y"])]
+    inits = {"w1": rng.normal(0, 0.5, (32, 3, 1, 1)).astype(np.float32),
+             "wd": rng.normal(0, 0.5, (32, 1, 3, 3)).astype(np.float32),
+             "scales": np.array([1, 1, 2, 2], np.float32)}
+    model = make_model(nodes, [tensor_value("x", [1, 3, 16, 96])], [tensor_value("y", None)], inits)
+    return model, {"x": rng.uniform(-1, 1, (4, 3, 16, 96)).astype(np.float32)}
+
+
+@pytest.mark.parametrize("kib, kinds", [(32, {"depthwise", "QAdd", "QAveragePool", "Resize"}),
+                                        (48, {"depthwise", "QLut", "QAveragePool"})])
+def test_channel_slices_compute_their_own_channels(tmp_path, kib, kinds):
+    """Rows whose one-row bands do not fit run in slices of 8 of the 32 channels (4 blocks of the
+    systolic8x8's columns) between buffers holding just those: a depthwise slice takes its channels' weights
+    and parameters from the node's shared ROM entries, the vector rows' parameters are per tensor."""
+    quantized, mapping, design = banded(tmp_path, separable_model, target_with("systolic8x8", buffers__input__kib=kib))
+    check_moves(mapping, design)
+    sliced = [layer for layer in mapping.layers if layer.band is not None and layer.band.channels is not None]
+    assert kinds <= {"depthwise" if layer.kind == "depthwise" else layer.op for layer in sliced}
+    assert {layer.band.channels[0] for layer in sliced} == {0, 8, 16, 24}
+    # a slice's C++ loops run the slice's tiles (a depthwise slice: its one column tile, not the layer's 4)
+    cycles = dict(zip((layer.name for layer in mapping.layers if layer.unit != "none"), design.row_cycles))
+    for layer in sliced:
+        if layer.kind in ("depthwise", "elementwise", "resize"):
+            assert 0 <= layer.cycles - cycles[layer.name] < 8 + 8 + 16, (layer.name, layer.cycles, cycles[layer.name])
+    program = build_program(quantized.graph, mapping)  # each node's ROM entries once, however many bands
+    # tiles of 8 x 8 8-bit weights: the 1x1 Conv's 4 column tiles, the depthwise's 4 of 2 row tiles (9 taps)
+    assert len(program.params) == 2 * 4 and program.weight_bits == (4 + 4 * 2) * 8 * 8 * 8
+    assert len(program.lut) == 256 and len(program.aux) == 16 * 96 + 4 * 24
+    result = csim(tmp_path / "hls", portable=True)
+    assert result.compared == result.samples * 32 and result.mismatches == 0, result.log[-2000:]
+
+
+def test_a_channel_slice_over_a_whole_map_is_refused_naming_the_layer():
+    """The overlay's rows address a slice's channels from 0 in its buffers: a slice whose input were the
+    layer's whole map would silently read channels 0.. of it, so the program builder refuses it."""
+    model, feeds = separable_model()
+    quantized = quantize_model(model, feeds)
+    mapping = map_model(quantized.graph, target_with("systolic8x8", buffers__input__kib=32))
+    i, row = next((i, r) for i, r in enumerate(mapping.layers) if r.kind == "depthwise" and r.band.channels[0])
+    whole = replace(row, inputs=("r",))  # the depthwise Conv's input, all 32 channels
+    layers = (*mapping.layers[:i], whole, *mapping.layers[i + 1:])
+    with pytest.raises(MappingError, match=r"^layer 'd' \(Conv\): the overlay runs a slice of channels \[8, 16\) only "
+                                           r"on a block of 8 channels between buffers holding just those$"):
+        build_program(quantized.graph, replace(mapping, layers=layers))
+
+
 def test_bands_with_the_vendor_headers(tmp_path):
     if vendor_headers() is None:
         pytest.fail("hls4ml (a dependency carrying the vendor ap_types headers) is not installed: pip install .")
@@ -115,7 +178,7 @@ def test_bands_with_the_vendor_headers(tmp_path):
 
 
 def test_a_resize_band_may_start_inside_a_source_rows_repeat(tmp_path):
-    _, mapping, _ = banded(tmp_path, windowed_model, target_with("systolic16x16", buffers__input__kib=12))
+    _, mapping, _ = banded(tmp_path, windowed_model, target_with("systolic16x16", buffers__input__kib=10))
     starts = [layer.band.out_rows[0] for layer in mapping.layers if layer.op == "Resize"]
     assert len(starts) > 1 and any(y % 2 for y in starts)
     pools = [layer for layer in mapping.layers if layer.op == "QAveragePool"]
@@ -175,16 +238,28 @@ def test_the_dataflow_design_refuses_feature_maps_in_external_memory_and_auto_ta
 
 
 MOBILENET_V2 = architecture(lambda: architectures.mobilenet_v2(0.5, 128), 1)
+MOBILENET_V1 = architecture(lambda: architectures.mobilenet_v1(0.25, 96), 1)
 RESNET18 = architecture(lambda: architectures.resnet18(224), 1)
-SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic16x16"), ("mobilenet_v2", MOBILENET_V2, "systolic8x8"),
-           ("resnet18", RESNET18, "systolic8x8"), ("resnet18", RESNET18, "systolic16x16"),
-           ("resnet18", RESNET18, "systolic32x32")]  # MobileNetV2's maps fit systolic32x32's 512 KiB
+DS_CNN = architecture(architectures.ds_cnn, 1)
+# (model, target, the kinds of the rows that run in channel slices)
+SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic8x8", {"depthwise", "global_pool"}),
+           ("mobilenet_v2", MOBILENET_V2, "systolic16x16", {"depthwise"}),
+           ("mobilenet_v2", MOBILENET_V2, "systolic32x32", {"depthwise"}),
+           ("mobilenet_v1", MOBILENET_V1, "systolic8x8", {"depthwise"}),
+           ("mobilenet_v1", MOBILENET_V1, "systolic16x16", {"depthwise"}),
+           ("mobilenet_v1", MOBILENET_V1, "systolic32x32", set()),
+           ("ds_cnn", DS_CNN, "systolic8x8", {"depthwise"}),
+           ("resnet18", RESNET18, "systolic8x8", {"pool"}), ("resnet18", RESNET18, "systolic16x16", {"pool"}),
+           ("resnet18", RESNET18, "systolic32x32", {"pool"})]
 
 
-@pytest.mark.parametrize("name, made, target", SHIPPED, ids=[f"{n}-{t}" for n, _, t in SHIPPED])
-def test_real_networks_on_the_shipped_targets(tmp_path, name, made, target):
-    """MobileNetV2-0.5 (128 px) and ResNet-18 (224 px): their maps exceed the shipped activation memories."""
+@pytest.mark.parametrize("name, made, target, sliced", SHIPPED, ids=[f"{n}-{t}" for n, _, t, _ in SHIPPED])
+def test_real_networks_on_the_shipped_targets(tmp_path, name, made, target, sliced):
+    """MobileNetV2-0.5 (128 px), MobileNetV1-0.25 (96 px), DS-CNN and ResNet-18 (224 px): their maps as
+    placed exceed the shipped activation memories, and some rows run in slices of the array's C channels."""
     quantized, mapping, design = banded(tmp_path, made, load_target(target))
     check_moves(mapping, design)
+    assert {layer.kind for layer in mapping.layers if layer.band and layer.band.channels} == sliced
     result = csim(tmp_path / "hls", portable=True)
-    assert result.compared == 1000 and result.mismatches == 0, result.log[-2000:]
+    outputs = sum(int(np.prod(quantized.graph.shape(t))) for t in quantized.graph.outputs)
+    assert result.compared == outputs and result.mismatches == 0, result.log[-2000:]

@@ -235,13 +235,14 @@ class _Builder:
             kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
             out_c, out_h, out_w = int(self.graph.constants[node.inputs[1]].shape[1]), 1, 1
         out_h, pad_t = _band_rows(layer, out_h, pads[0])
+        c0, c1 = self._slice(layer, out_c)
         taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
                 for ci in range(c_pad)]
         tiles = layer.tiles
-        if tiles.row_tile != min(len(taps), R) or tiles.col_tile != min(out_c, C):
+        if tiles.row_tile != min(len(taps), R) or tiles.col_tile != min(c1 - c0, C):
             raise MappingError(f"the overlay runs full array tiles ({R} lanes, {C} columns), not the program's "
                                f"{tiles.row_tile} x {tiles.col_tile}")
-        tr, tc = math.ceil(len(taps) / R), math.ceil(out_c / C)
+        tr, tc = math.ceil(len(taps) / R), math.ceil((c1 - c0) / C)
         rq = node.attrs.requant
         f.update(unit=ARRAY, op=OP_MAC, in_zp=node.attrs.input_zero_point, dw=int(depthwise), out_h=out_h,
                  out_w=out_w, pixels=out_h * out_w, sy=strides[0], sx=strides[1], pad_t=pad_t, pad_l=pads[1],
@@ -250,8 +251,23 @@ class _Builder:
                  zp=rq.zero_point, lo=rq.lo, hi=rq.hi)
         if node.name not in self.shared:  # the bands of a layer share its weights and parameters
             self.shared[node.name] = self._weights(layer, node, x, taps, out_c, kernel, c_pad)
-        f.update(self.shared[node.name])
+        shared = self.shared[node.name]
+        # a channel slice's column tile ct is the node's tile c0 / C + ct (tiles are stored column-major)
+        f.update(w_bit=shared["w_bit"] + c0 // C * tr * R * C * layer.weight_bits,
+                 par_base=shared["par_base"] + c0 // C)
         return f
+
+    def _slice(self, layer, channels: int) -> tuple[int, int]:
+        """The output channels [c0, c1) of the node the row computes: a channel-sliced band's (between
+        buffers holding just those channels, c0 on a block of C), else all of them."""
+        if layer.band is None or layer.band.channels is None:
+            return 0, channels
+        c0, c1 = layer.band.channels
+        held = {self.mapping.placement(t).channels for t in (*layer.inputs, layer.output)}
+        if c0 % self.C or held != {c1 - c0}:
+            raise MappingError(f"the overlay runs a slice of channels [{c0}, {c1}) only on a block of {self.C} "
+                               f"channels between buffers holding just those")
+        return c0, c1
 
     def _taps(self, node: Node, x, taps: list[tuple[int, int, int]], depthwise: bool) -> int:
         """The first tap-table word of `node` reading map `x` (its offsets depend on the map's width and
@@ -309,6 +325,7 @@ class _Builder:
         a = node.attrs
         out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
         out_h = _band_rows(layer, out_h, 0)[0]
+        self._slice(layer, out_c)  # a slice needs nothing else: the vector ops' parameters are per tensor
         f.update(unit=VECTOR, passes=math.ceil(x.channels / self.C), out_h=out_h, out_w=out_w, pixels=out_h * out_w,
                  ma=1, uy=1, ux=1)
         if node.op == "QAdd":
