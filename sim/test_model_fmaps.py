@@ -4,8 +4,9 @@ and moves the bands with dma rows; the generated top runs those rows on hg_fmap_
 (m_axi_fmap) against cocotbext-axi's AXI RAM, paced at the target's sustained bytes per cycle behind its
 latency. Bit-exact against the integer reference, within 3% of the model's cycles, and still bit-exact (only
 slower) with random pauses on all five channels: MLPerf Tiny's ResNet-8 (residual QAdds in bands), its
-MobileNetV1-0.25 (depthwise bands, weights in external memory too) and a network of padded average pools
-(the counted region of a band), each with 16 KiB of activation memory on systolic16x16; under `make
+MobileNetV1-0.25 (depthwise bands of rows and of channel blocks, weights in external memory too; 48 KiB) and
+a network of padded average pools (the counted region of a band), the others with 16 KiB of activation memory
+on systolic16x16; under `make
 test-slow`, MobileNetV2-0.5 (128 px) and ResNet-18 (224 px) on the shipped systolic16x16, and ResNet-8 on
 systolic32x32 with 32 KiB (a word of 32 bytes is two beats of its 128-bit port)."""
 import json
@@ -96,13 +97,13 @@ def banded(program: dict, kind: str) -> bool:
     return any(r["kind"] == kind and r["band"] and r["band"]["count"] > 1 for r in program["rows"])
 
 
-CASES = [("resnet8", 10, "elementwise"), ("mobilenet_v1", 2, "depthwise"), ("avg_pools", 10, "pool")]
+CASES = [("resnet8", 16, 10, "elementwise"), ("mobilenet_v1", 48, 2, "depthwise"), ("avg_pools", 16, 10, "pool")]
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("name, outputs, kind", CASES, ids=[c[0] for c in CASES])
-def test_bands_through_external_memory_are_bit_exact(tmp_path, name, outputs, kind):
-    out, test, program = build(tmp_path, name, "systolic16x16", 16)
+@pytest.mark.parametrize("name, kib, outputs, kind", CASES, ids=[c[0] for c in CASES])
+def test_bands_through_external_memory_are_bit_exact(tmp_path, name, kib, outputs, kind):
+    out, test, program = build(tmp_path, name, "systolic16x16", kib)
     assert program["residency"]["input"] == "external" and banded(program, kind)
     check(out, test, outputs)
 

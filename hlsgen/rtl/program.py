@@ -259,16 +259,26 @@ class _Compiler:
                  w_bits=layer.row.weight_bits, tap_base=self.tap_tables[key],
                  neg=int(rq.neg_multiplier is not None), zp=rq.zero_point, lo=rq.lo, hi=rq.hi,
                  dw=int(depthwise), dw_base=x.dw_base, in_slot=x.pixels)
-        if node.name in self.node_roms:  # another band of the layer: its weights and parameters are there
-            f["w_base"], f["par_base"] = self.node_roms[node.name]
-            self._pool_walk(layer)
-            return
-        f["par_base"] = len(self.params)
+        if node.name not in self.node_roms:  # the first band of the layer emits all of its columns
+            self.node_roms[node.name] = self._node_roms(node, matrix, reduction, out_c, tr, layer.row.weight_bits)
+        # a band of a channel-separable row (depthwise) over channels [c0, c1) starts at column tile c0 / C
+        w_base, par_base = self.node_roms[node.name]
+        band = layer.row.band
+        first = band.channels[0] // C if band is not None and band.channels else 0
+        f["w_base"], f["par_base"] = w_base + first * tr * R * layer.row.weight_bits, par_base + first
+        self._pool_walk(layer)
+
+    def _node_roms(self, node: Node, matrix: np.ndarray, reduction: int, out_c: int, tr: int,
+                   bits: int) -> tuple[int, int]:
+        """Append a node's weight tiles and requantization parameters (every column tile); their bases."""
+        R, C, rq = self.R, self.C, node.attrs.requant
+        tc = -(-out_c // C)
+        par_base = len(self.params)
         padded = np.zeros((tr * R, tc * C), np.int64)
         padded[:reduction, :out_c] = matrix
         # tiles in the engine's order (column tile, then row tile), R rows of C weights each
         tiles = padded.reshape(tr, R, tc, C).transpose(2, 0, 1, 3)
-        f["w_base"] = self.weights.append(tiles, layer.row.weight_bits)
+        w_base = self.weights.append(tiles, bits)
         bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
                 else np.zeros(out_c, np.int64))
         mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
@@ -284,8 +294,7 @@ class _Compiler:
                     continue
                 lanes.append(self.param_word.pack(bias=bias[m], mult=mult[m], neg=neg[m], shift=shift[m]))
             self.params.append(_pack(lanes, self.param_word.width))
-        self.node_roms[node.name] = f["w_base"], f["par_base"]
-        self._pool_walk(layer)
+        return w_base, par_base
 
     def _tap_words(self, layer: Layer, x: FeatureMap, taps: list, reduction: int, depthwise: bool) -> tuple[int, ...]:
         """A row's tap table: per row tile, R lane taps (offsets within the input map `x`)."""

@@ -83,14 +83,14 @@ def test_a_top_with_3_bit_weights_is_lint_clean(tmp_path):
     assert ok, messages
 
 
-@pytest.mark.parametrize("model", ["residual", "mobilenet"])
-def test_a_top_and_testbench_with_feature_maps_in_external_memory_are_lint_clean(tmp_path, model):
-    """4 KiB of activation memory: the input and the large maps in the feature-map image, moved by dma rows
+@pytest.mark.parametrize("model, kib", [("residual", 4), ("mobilenet", 12)])
+def test_a_top_and_testbench_with_feature_maps_in_external_memory_are_lint_clean(tmp_path, model, kib):
+    """A few KiB of activation memory: the input and the large maps in the feature-map image, moved by dma rows
     through hg_fmap_dma's AXI4 port (m_axi_fmap); a model whose maps fit keeps its ports (no m_axi_fmap)."""
     from hlsgen.hw.target import Buffer
     from tests.hw.models import target_with
 
-    program = rtl_program(integer_graph(model), target_with(buffers__input=Buffer(4, 16)))
+    program = rtl_program(integer_graph(model), target_with(buffers__input=Buffer(kib, 16)))
     files = write_rtl(program, tmp_path)
     top = (tmp_path / f"{files.top}.v").read_text()
     assert "hg_fmap_dma" in top and "m_axi_fmap_awvalid" in top and "s_axis_tdata" not in top

@@ -248,24 +248,32 @@ def test_a_port_narrower_than_a_row_takes_a_word_in_several_beats(tmp_path, targ
     assert f".S(8), .BEATS({beats})," in (tmp_path / f"{files.top}.v").read_text()
 
 
-def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves():
-    """The residual network in 4 KiB of activation memory: its layers run in bands over buffers, with the
-    weights, parameters and per-node tables of the whole program (once per node, not per band); a band row
-    reads its input buffer's height and the band's top padding; a dma row names its move and buffer."""
+@pytest.mark.parametrize("model, kib", [("residual", 4), ("mobilenet", 12)])
+def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves(model, kib):
+    """The residual network in 4 KiB of activation memory and the mobilenet in 12 KiB: their layers run in
+    bands over buffers, with the weights, parameters and per-node tables of the whole program (once per node,
+    not per band; a depthwise band over channels [c0, c1) from column tile c0 / C); a band row reads its input
+    buffer's height and the band's top padding; a dma row names its move and buffer."""
     from hlsgen.rtl.program import DMA
 
-    graph = integer_graph("residual")
+    graph = integer_graph(model)
     whole = rtl_program(graph, target_with())
-    banded = rtl_program(graph, target_with(buffers__input=Buffer(4, 16)))
+    banded = rtl_program(graph, target_with(buffers__input=Buffer(kib, 16)))
     assert banded.fmaps_external and banded.input_in_dram and not whole.fmaps_external
     assert banded.weights == whole.weights and banded.params == whole.params and banded.divisors == whole.divisors
     bands = [layer for layer in banded.layers if layer.row.band and layer.row.band.count > 1]
     assert bands and any(layer.kind == ARRAY for layer in bands) and any(layer.kind != ARRAY for layer in bands)
+    if model == "mobilenet":  # depthwise bands of channel blocks past the first
+        assert any(layer.kind == ARRAY and layer.row.band.channels and layer.row.band.channels[0] for layer in bands)
     for layer in bands:
         f, x, band = layer.fields, banded.maps[layer.inputs[0]], layer.row.band
         assert x.holds and x.height == band.in_rows[1] - band.in_rows[0]
         if layer.kind == ARRAY:
             assert f["in_h"] == x.height and f["y0"] == -band.pad_top
+            node = next(w.fields for w in whole.layers if w.node is not None and w.node.name == layer.node.name)
+            first = band.channels[0] // banded.cols if band.channels else 0
+            assert f["par_base"] == node["par_base"] + first
+            assert f["w_base"] == node["w_base"] + first * f["tr"] * banded.rows * f["w_bits"]
     moves = [layer for layer in banded.layers if layer.kind == DMA]
     assert moves and {layer.row.move.direction for layer in moves} == {"load", "store"}
     for layer in moves:
@@ -274,5 +282,7 @@ def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves():
         assert tensor.dram_base is not None and buffer.dram_base is None
         assert (f["dma"], f["dma_store"], f["dma_segments"], f["dma_words"]) == (1, int(m.direction == "store"),
                                                                                m.segments, m.segment_words)
-        assert f["dma_dram_word"] == tensor.dram_base + m.rows[0] * tensor.width and f["dma_buf_base"] == buffer.base
+        block = (m.channels[0] >> tensor.lg) * tensor.pixels if m.channels else 0  # a slice of channel blocks
+        assert f["dma_dram_word"] == tensor.dram_base + block + m.rows[0] * tensor.width
+        assert f["dma_buf_base"] == buffer.base
         assert f["in_plane"] == f["out_plane"] == buffer.plane
