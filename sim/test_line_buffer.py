@@ -9,7 +9,7 @@ from cocotb.triggers import RisingEdge, Timer
 import cocotb
 from bench import config, pack, rng, run_bench, start, unpack
 from hlsgen.ops.pool import PoolAttrs, pool_windows
-from hlsgen.rtl.words import DIM_W, tap_word, verilog_parameters
+from hlsgen.rtl.words import MIN_DIM_W as DIM_W, tap_word, verilog_parameters
 
 ADDR_W, OFF_W = 12, 16
 TAP = tap_word(ADDR_W)

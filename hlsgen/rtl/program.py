@@ -29,13 +29,17 @@ from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
 from .weight_rom import WeightSlices, slices_per_word
-from .words import (DIM_LIMIT, DIM_W, MAX_STRIDE, MAX_POOL, MAX_UPSAMPLING, MULT_W, SHIFT_W, VEC_MULT_W,
-                    divisor_word, param_word, tap_word, verilog_parameters)
+from .words import (MAX_STRIDE, MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, VEC_MULT_W, divisor_word,
+                    param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a table row of kind 0 with `dma` set (no engine starts)
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool")
+# the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
+DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
+              "pool_w")
+SIGNED_DIM_FIELDS = ("x0", "y0", "cnt_y0", "cnt_y1", "cnt_x0", "cnt_x1")
 
 
 @dataclass
@@ -77,7 +81,7 @@ class Program:
     @property
     def word_parameters(self) -> dict[str, int]:
         """The shared layouts and widths (hlsgen.rtl.words) as the modules' parameters."""
-        return verilog_parameters(self.target.widths.accumulator_bits, self.widths["ADDR_W"])
+        return verilog_parameters(self.target.widths.accumulator_bits, self.widths["ADDR_W"], self.widths["DIM_W"])
 
     @property
     def weight_rom_bits(self) -> int:
@@ -104,7 +108,7 @@ class _Compiler:
         self.D = accumulator_depth(self.target)
         self.layers: list[Layer] = []
         self.weights = WeightSlices(self.C)
-        self.taps: list[int] = []
+        self.taps: list[tuple[tuple[int, int, int, int], ...]] = []  # per row tile: R lanes of (valid, dy, dx, off)
         self.params: list[int] = []
         self.lut: list[int] = []
         self.divisors: list[int] = []
@@ -139,7 +143,6 @@ class _Compiler:
         # addresses, and strides up to a whole plane (maps in external memory have no on-chip address)
         self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()
                                                            if m.dram_base is None]).bit_length()
-        self.tap_word = tap_word(self.addr_w)
         self.param_word = param_word(widths.accumulator_bits)
         # the PEs hold the program's widest weights; the ROM each layer's at its own width (as quantization
         # chose them)
@@ -154,6 +157,9 @@ class _Compiler:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
         widths = self._widths(maps)
+        word = tap_word(self.addr_w, widths["DIM_W"])  # a tap's kernel offsets are map coordinates
+        taps = [_pack([word.pack(valid=v, dy=dy, dx=dx, off=off) for v, dy, dx, off in lanes], word.width)
+                for lanes in self.taps]
         fmaps_external = self.mapping.maps_external or self.mapping.input_in_dram
         if fmaps_external and self.target.external_memory.data_bits > R * ACT_BITS:
             raise MappingError(f"feature maps move through external memory, and a {self.target.external_memory.data_bits}"
@@ -161,7 +167,7 @@ class _Compiler:
                                "a word in whole beats")
         return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
                        memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
-                       self.word_slices, self.taps, self.params,
+                       self.word_slices, taps, self.params,
                        self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,
                        fmaps_external, self.mapping.input_in_dram, memory.dram_words)
 
@@ -198,9 +204,6 @@ class _Compiler:
 
     def _check_maps(self, maps: dict[str, FeatureMap]) -> None:
         for fmap in maps.values():
-            if max(fmap.height, fmap.width) > DIM_LIMIT:
-                raise MappingError(f"feature map {fmap.name!r} is {fmap.height}x{fmap.width}; the RTL handles at "
-                                   f"most {DIM_LIMIT} per side")
             if fmap.quant.bits > ACT_BITS:
                 raise MappingError(f"feature map {fmap.name!r} holds {fmap.quant.bits}-bit values; the RTL keeps "
                                    f"activations in {ACT_BITS} bits (an unquantized model output kept at "
@@ -247,11 +250,11 @@ class _Compiler:
                             f"{reduction} x {pixels}")
         rq = node.attrs.requant
         f = layer.fields
-        tap_words = self._tap_words(layer, x, taps, reduction, depthwise)
-        key = (node.name, tap_words)
+        tap_lanes = self._tap_lanes(layer, x, taps, reduction, depthwise)
+        key = (node.name, tap_lanes)
         if key not in self.tap_tables:
             self.tap_tables[key] = len(self.taps)
-            self.taps.extend(tap_words)
+            self.taps.extend(tap_lanes)
         f.update(kind=ARRAY, in_base=x.base, in_h=x.height, in_w=x.width, out_w=out_w, sx=strides[1], sy=strides[0],
                  x0=-pads[1], y0=-pads[0], pix0=-pads[0] * x.width - pads[1], row_step=strides[0] * x.width,
                  in_zp=node.attrs.input_zero_point, in_signed=int(x.quant.signed), in_plane=x.plane,
@@ -296,24 +299,25 @@ class _Compiler:
             self.params.append(_pack(lanes, self.param_word.width))
         return w_base, par_base
 
-    def _tap_words(self, layer: Layer, x: FeatureMap, taps: list, reduction: int, depthwise: bool) -> tuple[int, ...]:
-        """A row's tap table: per row tile, R lane taps (offsets within the input map `x`)."""
-        R, words = self.R, []
+    def _tap_lanes(self, layer: Layer, x: FeatureMap, taps: list, reduction: int, depthwise: bool) -> tuple[tuple, ...]:
+        """A row's tap table: per row tile, R lane taps (valid, dy, dx, offset within the input map `x`), packed
+        once the program's DIM_W is known."""
+        R, tiles = self.R, []
         for t in range(layer.row.tiles.row_tiles):
             lanes = []
             for r in range(R):
                 k = t * R + r
                 if k >= reduction or (not depthwise and taps[k][2] >= x.channels):  # a padded lane reads nothing
-                    lanes.append(0)
+                    lanes.append((0, 0, 0, 0))
                     continue
                 dy, dx, ci = taps[k]
                 if not depthwise and ci % x.banks != r % x.banks:
                     raise MappingError(f"layer {layer.node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
                                        f"which is not in its bank")
                 coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
-                lanes.append(self.tap_word.pack(valid=1, dy=dy, dx=dx, off=coff))
-            words.append(_pack(lanes, self.tap_word.width))
-        return tuple(words)
+                lanes.append((1, dy, dx, coff))
+            tiles.append(tuple(lanes))
+        return tuple(tiles)
 
     # ---- vector layers -----------------------------------------------------------------------------
     def _vector_fields(self, layer: Layer, maps: dict[str, FeatureMap]) -> None:
@@ -387,9 +391,10 @@ class _Compiler:
             else ((first, 0), (height - first, x.width))
         if band is not None:  # the window's origin: padding above the band's first row only
             begin = (band.pad_top, begin[1])
-        if max(*kernel, *dil, *counted[1]) > DIM_LIMIT:
-            self.fail(node, f"a pooling window (with its dilation and padding) wider than {DIM_LIMIT} is not "
-                            "implemented in the RTL")
+            # the band's taps stay in rows [-pad_top, height + bottom padding) of its buffer: the counted rows
+            # clipped to those count the same taps, in coordinates as small as the buffer's (not the map's)
+            counted = ((min(counted[0][0], band.pad_top), counted[0][1]),
+                       (min(counted[1][0], x.height + end[0]), counted[1][1]))
         f.update(in_h=x.height, in_w=x.width, vw=out.width, pixels=out.pixels, sx=sx, sy=sy, x0=-begin[1],
                  y0=-begin[0], pix0=-begin[0] * x.width - begin[1], row_step=sy * x.width, win_kh=kernel[0],
                  win_kw=kernel[1], dil_y=dil[0], dil_x=dil[1], dil_row=dil[0] * x.width,
@@ -446,17 +451,36 @@ class _Compiler:
         # signed linear offsets: the window origins and steps (a pool's padding may reach past a map's pixels)
         offsets = max([0] + [abs(layer.fields.get(k, 0)) for layer in self.layers
                              for k in ("pix0", "row_step", "dil_row")])
+        dim_w = self._dim_bits()
         widths = {
-            "ADDR_W": self.addr_w, "DIM_W": DIM_W,
-            "OFF_W": max(self.addr_w, pixels.bit_length(), offsets.bit_length(), DIM_W) + 2,
+            "ADDR_W": self.addr_w, "DIM_W": dim_w,
+            "OFF_W": max(self.addr_w, pixels.bit_length(), offsets.bit_length(), dim_w) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
-            "VPIX_W": max(pixels.bit_length(), DIM_W) + 1, "W_W": self.weight_w, "WB_W": self.weight_w.bit_length(),
+            "VPIX_W": max(pixels.bit_length(), dim_w) + 1, "W_W": self.weight_w, "WB_W": self.weight_w.bit_length(),
             # feature-map moves: image word addresses and counts, and segments
             "WORD_W": max([self.mapping.memory.dram_words] + [layer.fields.get(k, 0) for layer in self.layers
                                                                for k in ("dma_words", "dma_dram_stride")]).bit_length() + 1,
             "SEG_W": max([1] + [layer.fields.get("dma_segments", 0) for layer in self.layers]).bit_length() + 1,
         }
         return {name: max(width, 1) for name, width in widths.items()}  # no Verilog range is ever empty
+
+    def _dim_bits(self) -> int:
+        """DIM_W: the bits of the largest map coordinate a row's engine counts (its buffers' sides, windows,
+        output rows and columns, the taps' kernel offsets; signed fields in DIM_W + 1 bits), at least MIN_DIM_W.
+        Maps in external memory count for nothing here: the moves count words (WORD_W, SEG_W)."""
+        unsigned = [lane[d] for tile in self.taps for lane in tile for d in (1, 2)]
+        signed = []
+        for layer in self.layers:
+            f = layer.fields
+            unsigned += [f.get(k, 0) for k in DIM_FIELDS]
+            signed += [f.get(k, 0) for k in SIGNED_DIM_FIELDS]
+            if layer.kind == ARRAY:  # the output rows its pixel walk counts
+                unsigned.append(((f["ts"] - 1) * f["pt"] + f["pt_last"]) // f["out_w"])
+            elif layer.kind == VECTOR:
+                unsigned.append(f["pixels"] // f["vw"])
+        # a signed v fits DIM_W + 1 bits when -2^DIM_W <= v < 2^DIM_W
+        return max([MIN_DIM_W] + [v.bit_length() for v in unsigned] + [(v if v >= 0 else -v - 1).bit_length()
+                                                                       for v in signed])
 
 
 def _per_channel(values, count: int) -> list[int]:

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DIM_W = 8  # map coordinates: at most 2^DIM_W - 1 rows or columns
+# map coordinates: the program's DIM_W (hlsgen.rtl.program) holds every row and column an engine counts, and
+# is never below this, so a small model's Verilog does not change with its map sides
+MIN_DIM_W = 8
 Z_W = 10  # signed zero points and clamp bounds
 MULT_W = 16  # the array's requantizer multipliers (positive and LeakyRelu branches)
 SHIFT_W = 6  # requantization and vector-unit right shifts
@@ -17,7 +19,6 @@ STRIDE_W = 4  # convolution strides
 POOL_W = 4  # fused MaxPool window sizes and the writer's counters inside a window
 UP_W = 4  # nearest-upsampling factors minus one, as the vector engine counts them
 
-DIM_LIMIT = (1 << DIM_W) - 1
 MAX_STRIDE = (1 << STRIDE_W) - 1
 MAX_POOL = (1 << POOL_W) - 1
 MAX_UPSAMPLING = 1 << UP_W
@@ -65,10 +66,10 @@ def param_word(bias_bits: int) -> Word:
     return Word.of(("shift", SHIFT_W), ("neg", MULT_W), ("mult", MULT_W), ("bias", bias_bits))
 
 
-def tap_word(addr_bits: int) -> Word:
-    """One lane of the tap table: the lane's offset in its bank, its kernel column and row, and whether it
-    reads anything (lanes past a layer's reduction read nothing)."""
-    return Word.of(("off", addr_bits), ("dx", DIM_W), ("dy", DIM_W), ("valid", 1))
+def tap_word(addr_bits: int, dim_bits: int = MIN_DIM_W) -> Word:
+    """One lane of the tap table: the lane's offset in its bank, its kernel column and row (map coordinates
+    of DIM_W bits), and whether it reads anything (lanes past a layer's reduction read nothing)."""
+    return Word.of(("off", addr_bits), ("dx", dim_bits), ("dy", dim_bits), ("valid", 1))
 
 
 def divisor_word() -> Word:
@@ -77,9 +78,9 @@ def divisor_word() -> Word:
     return Word.of(("mult", VEC_MULT_W), ("shift", SHIFT_W))
 
 
-def verilog_parameters(bias_bits: int, addr_bits: int) -> dict[str, int]:
+def verilog_parameters(bias_bits: int, addr_bits: int, dim_bits: int = MIN_DIM_W) -> dict[str, int]:
     """The module parameters the generated top sets from the words and widths above."""
-    par, tap, div = param_word(bias_bits), tap_word(addr_bits), divisor_word()
+    par, tap, div = param_word(bias_bits), tap_word(addr_bits, dim_bits), divisor_word()
     return {
         "M_W": MULT_W, "S_W": SHIFT_W, "VM_W": VEC_MULT_W, "ST_W": STRIDE_W, "PW_W": POOL_W, "UP_W": UP_W,
         "PAR_W": par.width, "PAR_SHIFT_LSB": par["shift"].offset, "PAR_NEG_LSB": par["neg"].offset,

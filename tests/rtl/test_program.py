@@ -70,7 +70,7 @@ def test_a_map_of_any_channel_count_keeps_r_banks():
     assert program.maps["r1"].banks == 16
     conv2 = next(layer for layer in program.layers if layer.name == "conv2")
     assert conv2.row.tiles.work.reduction == 9 * 32 and conv2.fields["tr"] == 18
-    word = tap_word(program.widths["ADDR_W"])
+    word = tap_word(program.widths["ADDR_W"], program.widths["DIM_W"])
     for t in range(conv2.fields["tr"]):
         taps = program.taps[conv2.fields["tap_base"] + t]
         for r in range(16):
