@@ -64,6 +64,9 @@ def test_a_wide_tall_image_counts_its_buffers_not_its_external_maps(tmp_path):
     assert {"conv", "elementwise", "pool"} <= bands
     files = write_rtl(program, tmp_path)  # every field's value fits its column
     assert "localparam integer DIM_W = 9;" in (tmp_path / f"{files.top}.v").read_text()
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
 
 
 def test_a_4096_long_sequence_fits_on_chip_with_13_bit_coordinates(tmp_path):
