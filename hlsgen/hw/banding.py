@@ -153,21 +153,21 @@ class _Planner:
             sizes[t] = (plane, plane * self.copies if fmap.dw_read else 0)
         return sizes
 
-    def least(self) -> tuple[int, int]:
-        """The fewest bytes of the planes and of the depthwise copies any plan needs: every row's smallest
-        bands, with every map that may live in external memory there."""
+    def least(self) -> tuple[tuple[int, str], tuple[int, str]]:
+        """The fewest bytes of the planes and of the depthwise copies any plan needs, each with the row that
+        needs them: every row's smallest bands, with every map that may live in external memory there."""
         movable = {t for t in self.birth if t not in self.outputs and getattr(self.graph.quant.get(t), "bits", 8) <= 8}
         kept, self.external = self.external, movable
-        needs = [(0, 0)]
+        needs = [((0, 0), "")]
         for i, layer in enumerate(self.layers):
             if self.operands[i][1] is None:
                 continue
             g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
             bands = g.bands(1) if g.splits else [(0, g.height_out)]
-            needs += [tuple(a + b for a, b in zip(self.resident(i), self._buffers(i, g, y0, y1, 1, blocks)))
-                      for y0, y1 in bands]
+            needs += [(tuple(a + b for a, b in zip(self.resident(i), self._buffers(i, g, y0, y1, 1, blocks))),
+                       layer.nodes[0]) for y0, y1 in bands]
         self.external = kept
-        return max(p for p, _ in needs), max(q for _, q in needs)
+        return tuple(max(((need[k], name) for need, name in needs), key=lambda x: x[0]) for k in (0, 1))
 
     def alive(self, i: int) -> list[str]:
         return [t for t in self.birth if self.birth[t] <= i <= self.death[t]]
@@ -276,7 +276,14 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target) -> tupl
     capacity = target.buffers.input.bytes
     need = _Planner(graph, layers, target, (capacity, capacity))
     peaks = [max((need.resident(i)[k] for i in range(len(layers))), default=0) for k in (0, 1)]
-    least = need.least()  # of the planes and of the copies, with every map it may move in external memory
+    (planes, planes_row), (copies, copies_row) = need.least()  # with every map it may move in external memory
+    if planes + copies > capacity:
+        why = f"one output row of layer {planes_row!r} needs {planes:,} bytes of the activation memory's planes"
+        if copies:
+            why += f" and one of layer {copies_row!r} {copies:,} bytes of its depthwise window copies"
+        raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
+                           f"{target.buffers.input.kib} KiB) even in the smallest bands: {why}")
+    least = (planes, copies)
     slack = capacity - sum(least)
     shares = [least[1] + max(slack, 0) * peaks[1] // max(sum(peaks), 1)]
     if peaks[1]:
