@@ -133,7 +133,7 @@ def test_a_banded_program_reads_back_equal(tmp_path):
 
 
 def test_a_band_of_one_row_that_does_not_fit_is_refused():
-    with pytest.raises(MappingError, match="does not fit the activation memory") as exc:
+    with pytest.raises(MappingError, match="not fit the activation memory") as exc:
         map_model(integer_graph("resnet_cifar"), target_with(buffers__input=Buffer(1, 16)))
     assert "layer '" in str(exc.value) and exc.value.exit_code == 3
 
