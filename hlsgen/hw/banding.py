@@ -209,6 +209,9 @@ class _Planner:
         return True
 
     def _move_out(self, i: int, layer: LayerMap) -> None:
+        if self.target.external_memory is None:
+            self._fail(layer, f"its live feature maps need {sum(self.resident(i)):,} bytes "
+                              f"({', '.join(self.alive(i))}), and the target has no external_memory")
         candidates = [t for t in self.alive(i) if t not in self.external and t not in self.outputs
                       and getattr(self.graph.quant.get(t), "bits", 8) <= 8]
         if not candidates:
@@ -275,6 +278,11 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target) -> tupl
     the model's maps would need of each on chip, or else in the first of a few other shares that fits."""
     capacity = target.buffers.input.bytes
     need = _Planner(graph, layers, target, (capacity, capacity))
+    if target.external_memory is None:
+        for i, layer in enumerate(layers):
+            if sum(need.resident(i)) > capacity:
+                need._fail(layer, f"its live feature maps need {sum(need.resident(i)):,} bytes "
+                                  f"({', '.join(need.alive(i))}), and the target has no external_memory")
     peaks = [max((need.resident(i)[k] for i in range(len(layers))), default=0) for k in (0, 1)]
     (planes, planes_row), (copies, copies_row) = need.least()  # with every map it may move in external memory
     if planes + copies > capacity:
@@ -328,11 +336,6 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
     copies (`dma` rows whose moves `finish_moves` completes once the maps are placed), for `capacity`
     bytes of live maps and buffers in the planes and in the depthwise copies."""
     planner = _Planner(graph, layers, target, capacity)
-    if target.external_memory is None:
-        for i, layer in enumerate(layers):
-            if min(_minus(planner.capacity, planner.resident(i))) < 0:
-                planner._fail(layer, f"its live feature maps need {sum(planner.resident(i)):,} bytes "
-                                     f"({', '.join(planner.alive(i))}), and the target has no external_memory")
     planner.plan()
     rows: list[LayerMap] = []
     for i, layer in enumerate(layers):
