@@ -20,87 +20,17 @@ inputs apart, first fit): it is checked, and the plan made again for a smaller b
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from ..errors import MappingError
 from . import cycles as cyc
+from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
 
 MAX_PLANS = 12  # plans for ever smaller budgets before giving up
-CHANNEL_KINDS = ("depthwise", "elementwise", "pool", "resize", "global_pool")
-SPLIT_KINDS = ("conv", "grouped_conv", "depthwise", "pool", "elementwise", "resize")
-
-
-@dataclass(frozen=True)
-class RowGeometry:
-    """How a row's output rows read its input rows along the height."""
-
-    height_in: int
-    height_out: int  # after a fused MaxPool
-    kernel: int = 1
-    stride: int = 1
-    dilation: int = 1
-    pad: int = 0
-    pool: int = 1  # a fused MaxPool's window (= stride) along the height
-    up: int = 1  # a Resize's upsampling along the height
-    splits: bool = True
-
-    def band(self, y0: int, y1: int) -> tuple[int, int, int, int]:
-        """(a, b, pad_top, rows_computed): the input rows [a, b) output rows [y0, y1) read."""
-        if not self.splits:
-            return 0, self.height_in, self.pad, (y1 - y0) * self.pool
-        first, last = y0 * self.pool, y1 * self.pool
-        if self.up > 1:
-            return first // self.up, (last - 1) // self.up + 1, 0, last - first
-        a = min(max(0, first * self.stride - self.pad), self.height_in - 1)
-        b = min(self.height_in, (last - 1) * self.stride - self.pad + (self.kernel - 1) * self.dilation + 1)
-        return a, max(b, a + 1), self.pad + a - first * self.stride, last - first
-
-    def bands(self, height: int) -> list[tuple[int, int]]:
-        """Output rows [y0, y1) of bands of `height` rows (the last one shorter)."""
-        if not self.splits:
-            return [(0, self.height_out)]
-        return [(y0, min(y0 + height, self.height_out)) for y0 in range(0, self.height_out, height)]
-
-
-def row_geometry(graph, layer: LayerMap) -> RowGeometry:
-    node = graph.nodes[layer.nodes[0]]
-    x = map_shape(layer.input_shapes[0] if layer.input_shapes else layer.input_shape)
-    out = map_shape(layer.output_shape)
-    pool = layer.pool[0] if layer.pool else 1
-    whole = RowGeometry(x[1], out[1], pool=pool, splits=False)
-    if (layer.kind not in SPLIT_KINDS or out[1] < 2 or int(layer.output_shape[0]) != 1
-            or len(layer.output_shape) != 4 or any(tuple(s) != tuple(layer.input_shapes[0])
-                                                   for s in layer.input_shapes[1:])):
-        return replace(whole, pad=_pads(node)[0]) if layer.kind in SPLIT_KINDS and len(layer.input_shape) == 4 else whole
-    if layer.kind == "resize":
-        scales = node.attrs.scales
-        return RowGeometry(x[1], out[1], pool=pool, up=int(scales[0]) if len(scales) == 2 else 1)
-    if layer.kind == "elementwise":
-        return RowGeometry(x[1], out[1], pool=pool)
-    a = node.attrs.conv if layer.unit == ARRAY else (node.attrs if node.op == "MaxPool" else node.attrs.pool)
-    return RowGeometry(x[1], out[1], int(a.kernel_shape[0]), int(a.strides[0]), int(a.dilations[0]), _pads(node)[0],
-                       pool)
-
-
-def channel_blocks(graph, layer: LayerMap, lanes: int) -> int:
-    """Blocks of `lanes` channels a channel-separable row (depthwise, elementwise, pools, Resize: every
-    output channel reads only its own input channel) may run in apart; 1 if it is not split by channels."""
-    if layer.kind not in CHANNEL_KINDS or int(layer.output_shape[0]) != 1:
-        return 1
-    channels = map_shape(layer.output_shape)[0]
-    shapes = layer.input_shapes or (layer.input_shape,)
-    if any(map_shape(s)[0] != channels for s in shapes) or any(t in graph.inputs for t in layer.inputs):
-        return 1
-    return -(-channels // lanes) if channels > lanes else 1
-
-
-def _pads(node) -> tuple[int, ...]:
-    a = getattr(node.attrs, "conv", None) or getattr(node.attrs, "pool", None) or node.attrs
-    return tuple(getattr(a, "pads", (0,))) or (0,)
 
 
 class _Planner:

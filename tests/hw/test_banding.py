@@ -9,7 +9,7 @@ import pytest
 from hlsgen.architectures import ARCHITECTURES
 from hlsgen.errors import MappingError
 from hlsgen.hw import map_model
-from hlsgen.hw.banding import row_geometry
+from hlsgen.hw.band_geometry import row_geometry
 from hlsgen.hw.dram import pack_map, unpack_map
 from hlsgen.hw.placement import MapPlacement, map_shape
 from hlsgen.hw.program_io import PROGRAM_FILE, read_program, write_program
