@@ -15,7 +15,8 @@ MODULES = sorted(m for src in rtl_sources() for m in re.findall(r"^module\s+(\w+
 VARIANTS = {"hg_dw_window": {"COPIES": 3, "DEPTH": 40},
             "hg_array_engine": {"DW_COPIES": 2, "DW_DEPTH": 30, "EXT_WEIGHTS": 1},
             "hg_vector_lane": {"LUT_DEPTH": 16}, "hg_vector_engine": {"LUT_DEPTH": 16, "DIV_DEPTH": 20},
-            "hg_fmap_dma": {"DATA_W": 16}, "hg_weight_dma": {"BEATS": 2}}  # words of two beats
+            "hg_fmap_dma": {"DATA_W": 16}, "hg_weight_dma": {"BEATS": 2},  # words of two beats
+            "hg_axil_ctrl": {"R": 64, "C": 64}}
 
 
 @pytest.mark.parametrize("module", MODULES)

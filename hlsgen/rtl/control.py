@@ -1,0 +1,45 @@
+"""The AXI4-Lite control block's register map (`rtl/hg_axil_ctrl.v`, docs/rtl.md "AXI4-Lite control").
+
+Defined once here for the host side: the cocotb benches drive the registers through this table, so a map that
+drifted from the Verilog fails them.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+MAGIC = 0x4847  # "HG"
+VERSION = 1
+START = 1 << 0  # CONTROL: write 1 to start a run (self-clearing)
+DONE = 1 << 1  # CONTROL: sticky until start or a write of 1
+BUSY = 1 << 2  # CONTROL: read-only, from start to done
+
+
+@dataclass(frozen=True)
+class Register:
+    name: str
+    offset: int  # byte address
+    writable: bool
+    doc: str
+
+
+REGISTERS = (
+    Register("CONTROL", 0x00, True, "bit 0 start (self-clearing), bit 1 done (sticky; write 1 or start clears), "
+                                    "bit 2 busy (read-only)"),
+    Register("ID", 0x04, False, "MAGIC in [31:16], VERSION in [15:0]"),
+    Register("SHAPE", 0x08, False, "the array's rows R in [31:16], columns C in [15:0]"),
+    Register("IRQ_ENABLE", 0x0C, True, "bit 0: irq = done & enable"),
+    Register("WEIGHTS_BASE_LO", 0x10, True, "the weight image's byte address, bits 31:0"),
+    Register("WEIGHTS_BASE_HI", 0x14, True, "bits 63:32"),
+    Register("FMAP_BASE_LO", 0x18, True, "the feature-map image's byte address, bits 31:0"),
+    Register("FMAP_BASE_HI", 0x1C, True, "bits 63:32"),
+)
+OFFSET = {r.name: r.offset for r in REGISTERS}
+ADDR_BITS = 6  # the port's byte address: 16 words, the unmapped ones read 0
+
+
+def ident() -> int:
+    return MAGIC << 16 | VERSION
+
+
+def shape(rows: int, cols: int) -> int:
+    return rows << 16 | cols

@@ -1,0 +1,148 @@
+// AXI4-Lite control registers (docs/rtl.md, "AXI4-Lite control"; the map is hlsgen/rtl/control.py's):
+// a host starts an inference, sees it done (or takes the interrupt) and sets the base addresses of the
+// weight and feature-map images. 32-bit data; every access answers OKAY (an unmapped word reads 0 and
+// ignores writes, as a host probing the block expects rather than a bus error).
+//   0x00 CONTROL  bit 0 start (write 1: a one-cycle pulse; reads 0), bit 1 done (sticky; write 1 or start
+//                 clears it), bit 2 busy (read-only: between start and done)
+//   0x04 ID       read-only: MAGIC in [31:16], VERSION in [15:0]
+//   0x08 SHAPE    read-only: the array's rows R in [31:16], columns C in [15:0]
+//   0x0C IRQ_EN   bit 0: irq = done & enable
+//   0x10/0x14     weight image base, low/high word
+//   0x18/0x1C     feature-map image base, low/high word
+`default_nettype none
+module hg_axil_ctrl #(
+    parameter integer R = 8,
+    parameter integer C = 8,
+    parameter integer A_W = 6          // byte address bits, at least 5: the words past the map read 0
+) (
+    input  wire              clk,
+    input  wire              rst,
+    input  wire [A_W-1:0]    s_axi_awaddr,
+    input  wire              s_axi_awvalid,
+    output wire              s_axi_awready,
+    input  wire [31:0]       s_axi_wdata,
+    input  wire [32/8-1:0]   s_axi_wstrb,    // a bit per byte of the data
+    input  wire              s_axi_wvalid,
+    output wire              s_axi_wready,
+    output wire [1:0]        s_axi_bresp,
+    output reg               s_axi_bvalid,
+    input  wire              s_axi_bready,
+    input  wire [A_W-1:0]    s_axi_araddr,
+    input  wire              s_axi_arvalid,
+    output wire              s_axi_arready,
+    output reg  [31:0]       s_axi_rdata,
+    output wire [1:0]        s_axi_rresp,
+    output reg               s_axi_rvalid,
+    input  wire              s_axi_rready,
+    output reg               start,          // one cycle: the host wrote CONTROL.start
+    input  wire              finished,       // one cycle: the run is complete
+    output wire [63:0]       weights_base,
+    output wire [63:0]       fmap_base,
+    output wire              irq
+);
+    localparam [15:0] MAGIC = 16'h4847, VERSION = 16'h0001;   // "HG", the map's version
+    localparam [31:0] SHAPE = (R << 16) | C;
+    localparam integer BYTES = 4;
+    // word addresses (byte address / 4)
+    localparam [A_W-3:0] A_CONTROL = 0, A_ID = 1, A_SHAPE = 2, A_IRQ_EN = 3, A_W_LO = 4, A_W_HI = 5, A_F_LO = 6,
+                         A_F_HI = 7;
+
+    reg done, busy, irq_en;
+    reg [31:0] w_lo, w_hi, f_lo, f_hi;
+    assign weights_base = {w_hi, w_lo};
+    assign fmap_base = {f_hi, f_lo};
+    assign irq = done && irq_en;
+    assign s_axi_bresp = 2'b00;
+    assign s_axi_rresp = 2'b00;
+
+    // a write's address and data may come in either order, or together: each is held until both are in
+    // and the previous response has been taken
+    reg aw_full, w_full;
+    reg [A_W-1:0] aw_addr;
+    reg [31:0] w_data;
+    reg [BYTES-1:0] w_strb;
+    assign s_axi_awready = !aw_full;
+    assign s_axi_wready = !w_full;
+    wire write = aw_full && w_full && !s_axi_bvalid;
+    wire [A_W-3:0] w_word = aw_addr[A_W-1:2];
+    wire unused_addr = ^{aw_addr[1:0], s_axi_araddr[1:0]};
+
+    function [31:0] merge(input [31:0] old, input [31:0] data, input [BYTES-1:0] strb);
+        integer b;
+        begin
+            for (b = 0; b < BYTES; b = b + 1) merge[8*b +: 8] = strb[b] ? data[8*b +: 8] : old[8*b +: 8];
+        end
+    endfunction
+
+    wire host_start = write && w_word == A_CONTROL && w_strb[0] && w_data[0];
+    wire host_clear = write && w_word == A_CONTROL && w_strb[0] && w_data[1];
+
+    always @(posedge clk) begin
+        start <= host_start;
+        if (rst) begin
+            aw_full <= 1'b0;
+            w_full <= 1'b0;
+            s_axi_bvalid <= 1'b0;
+            done <= 1'b0;
+            busy <= 1'b0;
+            irq_en <= 1'b0;
+            {w_hi, w_lo, f_hi, f_lo} <= 128'd0;
+            start <= 1'b0;
+        end else begin
+            if (s_axi_bvalid && s_axi_bready) s_axi_bvalid <= 1'b0;
+            if (s_axi_awvalid && s_axi_awready) begin
+                aw_full <= 1'b1;
+                aw_addr <= s_axi_awaddr;
+            end
+            if (s_axi_wvalid && s_axi_wready) begin
+                w_full <= 1'b1;
+                w_data <= s_axi_wdata;
+                w_strb <= s_axi_wstrb;
+            end
+            if (write) begin
+                aw_full <= 1'b0;
+                w_full <= 1'b0;
+                s_axi_bvalid <= 1'b1;
+                case (w_word)
+                    A_IRQ_EN: if (w_strb[0]) irq_en <= w_data[0];
+                    A_W_LO: w_lo <= merge(w_lo, w_data, w_strb);
+                    A_W_HI: w_hi <= merge(w_hi, w_data, w_strb);
+                    A_F_LO: f_lo <= merge(f_lo, w_data, w_strb);
+                    A_F_HI: f_hi <= merge(f_hi, w_data, w_strb);
+                    default: ;
+                endcase
+            end
+            // the run's end is newer than any clear written in the same cycle, so it wins
+            if (host_start || host_clear) done <= 1'b0;
+            if (host_start) busy <= 1'b1;
+            if (finished) begin
+                done <= 1'b1;
+                busy <= 1'b0;
+            end
+        end
+    end
+
+    assign s_axi_arready = !s_axi_rvalid;
+    always @(posedge clk) begin
+        if (rst) begin
+            s_axi_rvalid <= 1'b0;
+        end else begin
+            if (s_axi_rvalid && s_axi_rready) s_axi_rvalid <= 1'b0;
+            if (s_axi_arvalid && s_axi_arready) begin
+                s_axi_rvalid <= 1'b1;
+                case (s_axi_araddr[A_W-1:2])
+                    A_CONTROL: s_axi_rdata <= {29'd0, busy, done, 1'b0};
+                    A_ID: s_axi_rdata <= {MAGIC, VERSION};
+                    A_SHAPE: s_axi_rdata <= SHAPE;
+                    A_IRQ_EN: s_axi_rdata <= {31'd0, irq_en};
+                    A_W_LO: s_axi_rdata <= w_lo;
+                    A_W_HI: s_axi_rdata <= w_hi;
+                    A_F_LO: s_axi_rdata <= f_lo;
+                    A_F_HI: s_axi_rdata <= f_hi;
+                    default: s_axi_rdata <= 32'd0;
+                endcase
+            end
+        end
+    end
+endmodule
+`default_nettype wire
