@@ -61,8 +61,9 @@ module hg_axil_ctrl #(
     reg [A_W-1:0] aw_addr;
     reg [31:0] w_data;
     reg [BYTES-1:0] w_strb;
-    assign s_axi_awready = !aw_full;
-    assign s_axi_wready = !w_full;
+    // nothing is taken in reset (a request taken then would never be answered)
+    assign s_axi_awready = !aw_full && !rst;
+    assign s_axi_wready = !w_full && !rst;
     wire write = aw_full && w_full && !s_axi_bvalid;
     wire [A_W-3:0] w_word = aw_addr[A_W-1:2];
     wire unused_addr = ^{aw_addr[1:0], s_axi_araddr[1:0]};
@@ -122,7 +123,7 @@ module hg_axil_ctrl #(
         end
     end
 
-    assign s_axi_arready = !s_axi_rvalid;
+    assign s_axi_arready = !s_axi_rvalid && !rst;
     always @(posedge clk) begin
         if (rst) begin
             s_axi_rvalid <= 1'b0;

@@ -5,8 +5,10 @@ clock and waits for `finished`, so the design runs at Verilator's own speed. A d
 in external memory gets cocotbext-axi's AXI RAM on its read channels, holding the weight image, with
 beats paced on the R channel (`dram_pauses`). A design whose feature maps live in external memory gets a
 second, full AXI RAM on m_axi_fmap (the feature-map image), paced alike on R and W, with random pauses on all
-five channels under backpressure; when its input lives there, every image is written into the RAM while the
-design waits for it.
+five channels under backpressure. Either kind has the AXI4-Lite control port (hlsgen.rtl.control): a host
+(cocotbext-axi's AxiLiteMaster) writes the images' base addresses and enables the interrupt, then runs one
+image at a time: when the input lives in the feature-map image it writes the image into the RAM first, then
+writes CONTROL.start and waits for irq (the design's DONE).
 """
 import os
 import random
@@ -14,7 +16,9 @@ from pathlib import Path
 
 import cocotb
 from cocotb.clock import Clock
-from cocotb.triggers import First, ReadOnly, RisingEdge, Timer
+from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
+
+from hlsgen.rtl.control import DONE, OFFSET, START
 
 CYCLES_VAR = "HLSGEN_SIM_CYCLES"
 WEIGHTS_VAR = "HLSGEN_SIM_WEIGHTS"  # the weight image (weights.bin), for a design that reads it over AXI4
@@ -45,7 +49,6 @@ def attach_dram(dut, image: bytes, bytes_per_cycle: float, backpressure: bool) -
     ram = AxiRamRead(AxiReadBus.from_prefix(dut, "m_axi"), dut.clk, size=size)
     ram.write(WEIGHTS_BASE, image)
     ram.r_channel.set_pause_generator(dram_pauses(len(dut.m_axi_rdata) // 8, bytes_per_cycle, backpressure))
-    dut.weights_base.value = WEIGHTS_BASE
 
 
 def attach_fmap_dram(dut, size: int, bytes_per_cycle: float, backpressure: bool):
@@ -60,37 +63,52 @@ def attach_fmap_dram(dut, size: int, bytes_per_cycle: float, backpressure: bool)
     if backpressure:
         for k, channel in enumerate((ram.read_if.ar_channel, ram.write_if.aw_channel, ram.write_if.b_channel)):
             channel.set_pause_generator(dram_pauses(1, 1.0, True, seed=4 + k))
-    dut.fmap_base.value = FMAP_BASE
     return ram
 
 
-async def feed_images(dut, ram, offset: int, size: int, words: bytes) -> None:
-    """Write each input image into the feature-map image while the design waits for one, then start it."""
-    dut.image_ready.value = 0
-    for k in range(len(words) // size):
-        if not int(dut.waiting.value):
-            await RisingEdge(dut.waiting)
-            await ReadOnly()
-            await RisingEdge(dut.clk)
-        ram.write(FMAP_BASE + offset, words[k * size:(k + 1) * size])
-        dut.image_ready.value = 1
-        await RisingEdge(dut.clk)
-        dut.image_ready.value = 0
-        await RisingEdge(dut.clk)
+async def host(dut, load) -> None:
+    """The host on s_axi_ctrl: set both images' bases, enable the interrupt, then run image after image (each
+    first written into the feature-map image by `load(k)`, when the input lives there) until the testbench has
+    taken the last output."""
+    from cocotbext.axi import AxiLiteBus, AxiLiteMaster
+
+    axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_ctrl"), dut.clk)
+    for name, base in (("WEIGHTS_BASE", WEIGHTS_BASE), ("FMAP_BASE", FMAP_BASE)):
+        await axil.write(OFFSET[f"{name}_LO"], (base & 0xFFFFFFFF).to_bytes(4, "little"))
+        await axil.write(OFFSET[f"{name}_HI"], (base >> 32).to_bytes(4, "little"))
+    await axil.write(OFFSET["IRQ_ENABLE"], b"\x01")
+    k = 0
+    while not int(dut.finished.value):
+        if load is not None:
+            load(k)
+        await axil.write(OFFSET["CONTROL"], START.to_bytes(4, "little"))
+        await RisingEdge(dut.irq)
+        status = int.from_bytes((await axil.read(OFFSET["CONTROL"], 4)).data, "little")
+        assert status & DONE, f"irq without DONE after image {k} (CONTROL {status:#x})"
+        await ClockCycles(dut.clk, 2)   # the testbench counts the image's last output
+        k += 1
 
 
 @cocotb.test()
 async def stream_images(dut):
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
+    controlled, load = False, None
     if os.environ.get(WEIGHTS_VAR):
+        controlled = True
         rate, random_pauses = os.environ[DRAM_VAR].split()
         attach_dram(dut, Path(os.environ[WEIGHTS_VAR]).read_bytes(), float(rate), random_pauses == "1")
     if os.environ.get(FMAP_VAR):
         rate, random_pauses = os.environ[DRAM_VAR].split()
         size, offset, per_image, inputs = os.environ[FMAP_VAR].split()
         ram = attach_fmap_dram(dut, int(size), float(rate), random_pauses == "1")
+        controlled = True
         if inputs != "-":
-            cocotb.start_soon(feed_images(dut, ram, int(offset), int(per_image), Path(inputs).read_bytes()))
+            at, per, words = FMAP_BASE + int(offset), int(per_image), Path(inputs).read_bytes()
+
+            def load(k: int) -> None:
+                ram.write(at, words[k * per:(k + 1) * per])
+    if controlled:
+        cocotb.start_soon(host(dut, load))
     limit = int(os.environ.get(CYCLES_VAR, "100000000"))
     await First(RisingEdge(dut.finished), Timer(limit * PERIOD_NS, unit="ns"))
     assert int(dut.finished.value) == 1, f"the design did not finish within {limit:,} cycles"

@@ -18,20 +18,19 @@ BUSY = 1 << 2  # CONTROL: read-only, from start to done
 class Register:
     name: str
     offset: int  # byte address
-    writable: bool
-    doc: str
+    doc: str  # what docs/rtl.md's table says (bits, access)
 
 
 REGISTERS = (
-    Register("CONTROL", 0x00, True, "bit 0 start (self-clearing), bit 1 done (sticky; write 1 or start clears), "
-                                    "bit 2 busy (read-only)"),
-    Register("ID", 0x04, False, "MAGIC in [31:16], VERSION in [15:0]"),
-    Register("SHAPE", 0x08, False, "the array's rows R in [31:16], columns C in [15:0]"),
-    Register("IRQ_ENABLE", 0x0C, True, "bit 0: irq = done & enable"),
-    Register("WEIGHTS_BASE_LO", 0x10, True, "the weight image's byte address, bits 31:0"),
-    Register("WEIGHTS_BASE_HI", 0x14, True, "bits 63:32"),
-    Register("FMAP_BASE_LO", 0x18, True, "the feature-map image's byte address, bits 31:0"),
-    Register("FMAP_BASE_HI", 0x1C, True, "bits 63:32"),
+    Register("CONTROL", 0x00, "bit 0 start (self-clearing), bit 1 done (sticky; write 1 or start clears), "
+                              "bit 2 busy (read-only)"),
+    Register("ID", 0x04, "read-only: MAGIC in [31:16], VERSION in [15:0]"),
+    Register("SHAPE", 0x08, "read-only: the array's rows R in [31:16], columns C in [15:0]"),
+    Register("IRQ_ENABLE", 0x0C, "bit 0: irq = done & enable"),
+    Register("WEIGHTS_BASE_LO", 0x10, "the weight image's byte address, bits 31:0"),
+    Register("WEIGHTS_BASE_HI", 0x14, "bits 63:32"),
+    Register("FMAP_BASE_LO", 0x18, "the feature-map image's byte address, bits 31:0"),
+    Register("FMAP_BASE_HI", 0x1C, "bits 63:32"),
 )
 OFFSET = {r.name: r.offset for r in REGISTERS}
 ADDR_BITS = 6  # the port's byte address: 16 words, the unmapped ones read 0

@@ -40,13 +40,16 @@ def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
 @pytest.mark.parametrize("target", ["systolic16x16", "systolic32x32"])
 def test_a_top_and_testbench_with_weights_in_external_memory_are_lint_clean(tmp_path, target):
     """The example with 16 KiB of weight memory: an AXI4 master port and hg_weight_dma instead of the ROM
-    (on systolic32x32 taking a word of the weight image in two beats)."""
+    (on systolic32x32 taking a word of the weight image in two beats), its base address from the AXI4-Lite
+    control block instead of a port."""
     from hlsgen.hw.target import Buffer
     from tests.hw.models import target_with
 
     program = rtl_program(integer_graph("digits"), target_with(target, buffers__weight=Buffer(16, 16)))
     files = write_rtl(program, tmp_path)
-    assert "hg_weight_dma" in (tmp_path / f"{files.top}.v").read_text()
+    text = (tmp_path / f"{files.top}.v").read_text()
+    assert "hg_weight_dma" in text and "hg_axil_ctrl" in text and "input  wire       s_axi_ctrl_awvalid" in text
+    assert "output wire       irq" in text and "input  wire [31:0] weights_base" not in text
     for top in (files.top, files.tb):
         ok, messages = lint(list(files.sources), top)
         assert ok, messages
@@ -95,8 +98,10 @@ def test_a_top_and_testbench_with_feature_maps_in_external_memory_are_lint_clean
     files = write_rtl(program, tmp_path)
     top = (tmp_path / f"{files.top}.v").read_text()
     assert "hg_fmap_dma" in top and "m_axi_fmap_awvalid" in top and "s_axis_tdata" not in top
+    assert "hg_axil_ctrl" in top and "image_ready" not in top and "input  wire [31:0] fmap_base" not in top
     for name in (files.top, files.tb):
         ok, messages = lint(list(files.sources), name)
         assert ok, messages
     whole = write_rtl(rtl_program(integer_graph(model), target_with()), tmp_path / "whole")
-    assert "m_axi_fmap" not in (whole.folder / f"{whole.top}.v").read_text()
+    whole_top = (whole.folder / f"{whole.top}.v").read_text()
+    assert "m_axi_fmap" not in whole_top and "s_axi_ctrl" not in whole_top
