@@ -1,14 +1,16 @@
 // AXI4-Lite control registers (docs/rtl.md, "AXI4-Lite control"; the map is hlsgen/rtl/control.py's):
-// a host starts an inference, sees it done (or takes the interrupt) and sets the base addresses of the
-// weight and feature-map images. 32-bit data; every access answers OKAY (an unmapped word reads 0 and
+// a host loads a layer program, starts an inference, sees either done (or takes the interrupt) and sets the
+// base addresses of the program, weight and feature-map images. 32-bit data; every access answers OKAY (an unmapped word reads 0 and
 // ignores writes, as a host probing the block expects rather than a bus error).
 //   0x00 CONTROL  bit 0 start (write 1: a one-cycle pulse; reads 0), bit 1 done (sticky; write 1 or start
-//                 clears it), bit 2 busy (read-only: between start and done)
+//                 clears it), bit 2 busy (read-only: between start or load and done), bit 3 load (write 1: a
+//                 one-cycle pulse; reads 0)
 //   0x04 ID       read-only: MAGIC in [31:16], VERSION in [15:0]
 //   0x08 SHAPE    read-only: the array's rows R in [31:16], columns C in [15:0]
 //   0x0C IRQ_EN   bit 0: irq = done & enable
 //   0x10/0x14     weight image base, low/high word
 //   0x18/0x1C     feature-map image base, low/high word
+//   0x20/0x24     program image base, low/high word
 `default_nettype none
 module hg_axil_ctrl #(
     parameter integer R = 8,
@@ -36,21 +38,25 @@ module hg_axil_ctrl #(
     input  wire              s_axi_rready,
     output reg               start,          // one cycle: the host wrote CONTROL.start
     input  wire              finished,       // one cycle: the run is complete
+    output reg               load,           // one cycle: the host wrote CONTROL.load
+    input  wire              loaded,         // one cycle: the program is in the design's tables
     output wire [63:0]       weights_base,
     output wire [63:0]       fmap_base,
+    output wire [63:0]       program_base,
     output wire              irq
 );
-    localparam [15:0] MAGIC = 16'h4847, VERSION = 16'h0001;   // "HG", the map's version
+    localparam [15:0] MAGIC = 16'h4847, VERSION = 16'h0002;   // "HG", the map's version
     localparam [31:0] SHAPE = (R << 16) | C;
     localparam integer BYTES = 4;
     // word addresses (byte address / 4)
     localparam [A_W-3:0] A_CONTROL = 0, A_ID = 1, A_SHAPE = 2, A_IRQ_EN = 3, A_W_LO = 4, A_W_HI = 5, A_F_LO = 6,
-                         A_F_HI = 7;
+                         A_F_HI = 7, A_P_LO = 8, A_P_HI = 9;
 
     reg done, busy, irq_en;
-    reg [31:0] w_lo, w_hi, f_lo, f_hi;
+    reg [31:0] w_lo, w_hi, f_lo, f_hi, p_lo, p_hi;
     assign weights_base = {w_hi, w_lo};
     assign fmap_base = {f_hi, f_lo};
+    assign program_base = {p_hi, p_lo};
     assign irq = done && irq_en;
     assign s_axi_bresp = 2'b00;
     assign s_axi_rresp = 2'b00;
@@ -77,9 +83,11 @@ module hg_axil_ctrl #(
 
     wire host_start = write && w_word == A_CONTROL && w_strb[0] && w_data[0];
     wire host_clear = write && w_word == A_CONTROL && w_strb[0] && w_data[1];
+    wire host_load = write && w_word == A_CONTROL && w_strb[0] && w_data[3];
 
     always @(posedge clk) begin
         start <= host_start;
+        load <= host_load;
         if (rst) begin
             aw_full <= 1'b0;
             w_full <= 1'b0;
@@ -87,8 +95,9 @@ module hg_axil_ctrl #(
             done <= 1'b0;
             busy <= 1'b0;
             irq_en <= 1'b0;
-            {w_hi, w_lo, f_hi, f_lo} <= 128'd0;
+            {w_hi, w_lo, f_hi, f_lo, p_hi, p_lo} <= 192'd0;
             start <= 1'b0;
+            load <= 1'b0;
         end else begin
             if (s_axi_bvalid && s_axi_bready) s_axi_bvalid <= 1'b0;
             if (s_axi_awvalid && s_axi_awready) begin
@@ -110,13 +119,15 @@ module hg_axil_ctrl #(
                     A_W_HI: w_hi <= merge(w_hi, w_data, w_strb);
                     A_F_LO: f_lo <= merge(f_lo, w_data, w_strb);
                     A_F_HI: f_hi <= merge(f_hi, w_data, w_strb);
+                    A_P_LO: p_lo <= merge(p_lo, w_data, w_strb);
+                    A_P_HI: p_hi <= merge(p_hi, w_data, w_strb);
                     default: ;
                 endcase
             end
-            // the run's end is newer than any clear written in the same cycle, so it wins
-            if (host_start || host_clear) done <= 1'b0;
-            if (host_start) busy <= 1'b1;
-            if (finished) begin
+            // the run's (or load's) end is newer than any clear written in the same cycle, so it wins
+            if (host_start || host_clear || host_load) done <= 1'b0;
+            if (host_start || host_load) busy <= 1'b1;
+            if (finished || loaded) begin
                 done <= 1'b1;
                 busy <= 1'b0;
             end
@@ -140,6 +151,8 @@ module hg_axil_ctrl #(
                     A_W_HI: s_axi_rdata <= w_hi;
                     A_F_LO: s_axi_rdata <= f_lo;
                     A_F_HI: s_axi_rdata <= f_hi;
+                    A_P_LO: s_axi_rdata <= p_lo;
+                    A_P_HI: s_axi_rdata <= p_hi;
                     default: s_axi_rdata <= 32'd0;
                 endcase
             end

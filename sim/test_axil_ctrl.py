@@ -2,9 +2,10 @@
 write's address and data arrive in either order, responses and read data wait): the ID and SHAPE words are
 hlsgen.rtl.control's; 400 random writes of 1 to 4 bytes (byte strobes) to every word, read-only and unmapped
 ones included, leave the registers exactly as a byte-wise model of the map says, and every response is OKAY;
-a stand-in for the design answers each one-cycle start with `finished` some cycles later: CONTROL.start reads
-0, busy holds from start to done, done is sticky until written 1 or until the next start, irq = done & IRQ_EN,
-and a CONTROL write whose byte 0 is not strobed starts nothing."""
+a stand-in for the design answers each one-cycle start with `finished` (and each one-cycle load with `loaded`)
+some cycles later: CONTROL.start and .load read 0, busy holds from start (load) to done, done is sticky until
+written 1 or until the next start or load, irq = done & IRQ_EN, and a CONTROL write whose byte 0 is not strobed
+starts nothing."""
 import random
 
 import pytest
@@ -12,7 +13,7 @@ from cocotb.triggers import ClockCycles, ReadOnly, RisingEdge
 
 import cocotb
 from bench import config, rng, run_bench, start
-from hlsgen.rtl.control import ADDR_BITS, BUSY, DONE, OFFSET, REGISTERS, START, ident, shape
+from hlsgen.rtl.control import ADDR_BITS, BUSY, DONE, LOAD, OFFSET, REGISTERS, START, ident, shape
 
 OKAY = 0
 
@@ -32,6 +33,7 @@ async def master(dut):
     for k, channel in enumerate(channels):
         channel.set_pause_generator(pauses(config()["seed"] + k, 0.4))
     dut.finished.value = 0
+    dut.loaded.value = 0
     await start(dut)
     return axil
 
@@ -81,7 +83,9 @@ async def registers_follow_the_map(dut):
         assert value == want, f"word at {address:#x}: {value:#x}, want {want:#x}"
     want_w = int.from_bytes(memory[OFFSET["WEIGHTS_BASE_LO"]:OFFSET["WEIGHTS_BASE_LO"] + 8], "little")
     want_f = int.from_bytes(memory[OFFSET["FMAP_BASE_LO"]:OFFSET["FMAP_BASE_LO"] + 8], "little")
+    want_p = int.from_bytes(memory[OFFSET["PROGRAM_BASE_LO"]:OFFSET["PROGRAM_BASE_LO"] + 8], "little")
     assert int(dut.weights_base.value) == want_w and int(dut.fmap_base.value) == want_f
+    assert int(dut.program_base.value) == want_p
 
 
 @cocotb.test()
@@ -91,19 +95,22 @@ async def start_done_and_irq(dut):
     starts, run_cycles = [], 60
 
     async def design():
-        # a run: one start pulse, then `finished` for a cycle after run_cycles
+        # a run (a load): one start (load) pulse, then `finished` (`loaded`) for a cycle after run_cycles
         while True:
             await RisingEdge(dut.clk)
             await ReadOnly()
-            if int(dut.start.value):
-                starts.append(1)
+            pulse = next((name for name in ("start", "load") if int(getattr(dut, name).value)), None)
+            if pulse:
+                assert not (int(dut.start.value) and int(dut.load.value)), "start and load together"
+                starts.append(pulse)
                 await RisingEdge(dut.clk)
                 await ReadOnly()
-                assert not int(dut.start.value), "start lasted more than a cycle"
+                assert not int(getattr(dut, pulse).value), f"{pulse} lasted more than a cycle"
                 await ClockCycles(dut.clk, run_cycles - 1 + gen.randrange(5))
-                dut.finished.value = 1
+                answer = dut.finished if pulse == "start" else dut.loaded
+                answer.value = 1
                 await RisingEdge(dut.clk)
-                dut.finished.value = 0
+                answer.value = 0
 
     cocotb.start_soon(design())
     control = OFFSET["CONTROL"]
@@ -112,18 +119,19 @@ async def start_done_and_irq(dut):
     await ClockCycles(dut.clk, 10)
     assert not starts and await read(axil, "CONTROL") == 0
 
-    async def run_once(expect_irq: bool) -> None:
+    async def run_once(expect_irq: bool, command: int = START) -> None:
         n = len(starts)
-        await write(axil, control, START.to_bytes(4, "little"))
+        await write(axil, control, command.to_bytes(4, "little"))
         status = await read(axil, "CONTROL")
-        assert status & BUSY and not status & (DONE | START), f"running: CONTROL {status:#x}"
+        assert status & BUSY and not status & (DONE | START | LOAD), f"running: CONTROL {status:#x}"
         while not (status := await read(axil, "CONTROL")) & DONE:
             pass
-        assert len(starts) == n + 1, "one start per write"
+        assert starts[n:] == ["start" if command == START else "load"], "one pulse per write"
         assert not status & BUSY and int(dut.irq.value) == expect_irq
         await ClockCycles(dut.clk, 20)
         assert await read(axil, "CONTROL") & DONE, "done is sticky"
 
+    await run_once(expect_irq=False, command=LOAD)
     await run_once(expect_irq=False)
     await write(axil, OFFSET["IRQ_ENABLE"], b"\x01")
     assert int(dut.irq.value) == 1, "irq follows done once enabled"
@@ -137,7 +145,13 @@ async def start_done_and_irq(dut):
     assert await read(axil, "CONTROL") & DONE
     await write(axil, OFFSET["IRQ_ENABLE"], b"\x00")
     assert int(dut.irq.value) == 0 and await read(axil, "CONTROL") & DONE, "irq masked, done kept"
-    assert len(starts) == 3
+    # a load clears done too, and its end sets it
+    await write(axil, OFFSET["IRQ_ENABLE"], b"\x01")
+    await write(axil, control, LOAD.to_bytes(4, "little"))
+    assert int(dut.irq.value) == 0
+    await RisingEdge(dut.irq)
+    assert await read(axil, "CONTROL") & DONE
+    assert starts == ["load", "start", "start", "start", "load"]
 
 
 @pytest.mark.rtl

@@ -6,8 +6,8 @@ in external memory gets cocotbext-axi's AXI RAM on its read channels, holding th
 beats paced on the R channel (`dram_pauses`). A design whose feature maps live in external memory gets a
 second, full AXI RAM on m_axi_fmap (the feature-map image), paced alike on R and W, with random pauses on all
 five channels under backpressure. Either kind has the AXI4-Lite control port (hlsgen.rtl.control): a host
-(cocotbext-axi's AxiLiteMaster) writes the images' base addresses and enables the interrupt, then runs one
-image at a time: when the input lives in the feature-map image it writes the image into the RAM first, then
+(cocotbext-axi's AxiLiteMaster) writes the images' base addresses and enables the interrupt, loads the layer
+program (CONTROL.load, then irq), then runs one image at a time: when the input lives in the feature-map image it writes the image into the RAM first, then
 writes CONTROL.start and waits for irq (the design's DONE).
 """
 import os
@@ -18,7 +18,7 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import ClockCycles, First, RisingEdge, Timer
 
-from hlsgen.rtl.control import DONE, OFFSET, START
+from hlsgen.rtl.control import DONE, LOAD, OFFSET, START
 
 CYCLES_VAR = "HLSGEN_SIM_CYCLES"
 WEIGHTS_VAR = "HLSGEN_SIM_WEIGHTS"  # the weight image (weights.bin), for a design that reads it over AXI4
@@ -67,9 +67,9 @@ def attach_fmap_dram(dut, size: int, bytes_per_cycle: float, backpressure: bool)
 
 
 async def host(dut, load) -> None:
-    """The host on s_axi_ctrl: set both images' bases, enable the interrupt, then run image after image (each
-    first written into the feature-map image by `load(k)`, when the input lives there) until the testbench has
-    taken the last output."""
+    """The host on s_axi_ctrl: set both images' bases, enable the interrupt, load the layer program, then run
+    image after image (each first written into the feature-map image by `load(k)`, when the input lives there)
+    until the testbench has taken the last output."""
     from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
     axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_ctrl"), dut.clk)
@@ -77,14 +77,20 @@ async def host(dut, load) -> None:
         await axil.write(OFFSET[f"{name}_LO"], (base & 0xFFFFFFFF).to_bytes(4, "little"))
         await axil.write(OFFSET[f"{name}_HI"], (base >> 32).to_bytes(4, "little"))
     await axil.write(OFFSET["IRQ_ENABLE"], b"\x01")
+
+    async def run(command: int, what: str) -> None:
+        await axil.write(OFFSET["CONTROL"], command.to_bytes(4, "little"))
+        if not int(dut.irq.value):  # a program already in the design's tables is loaded at once
+            await RisingEdge(dut.irq)
+        status = int.from_bytes((await axil.read(OFFSET["CONTROL"], 4)).data, "little")
+        assert status & DONE, f"irq without DONE after {what} (CONTROL {status:#x})"
+
+    await run(LOAD, "the program's load")
     k = 0
     while not int(dut.finished.value):
         if load is not None:
             load(k)
-        await axil.write(OFFSET["CONTROL"], START.to_bytes(4, "little"))
-        await RisingEdge(dut.irq)
-        status = int.from_bytes((await axil.read(OFFSET["CONTROL"], 4)).data, "little")
-        assert status & DONE, f"irq without DONE after image {k} (CONTROL {status:#x})"
+        await run(START, f"image {k}")
         await ClockCycles(dut.clk, 2)   # the testbench counts the image's last output
         k += 1
 

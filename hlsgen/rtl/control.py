@@ -8,10 +8,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAGIC = 0x4847  # "HG"
-VERSION = 1
+VERSION = 2  # 2: the program image's base and CONTROL.load
 START = 1 << 0  # CONTROL: write 1 to start a run (self-clearing)
 DONE = 1 << 1  # CONTROL: sticky until start or a write of 1
-BUSY = 1 << 2  # CONTROL: read-only, from start to done
+BUSY = 1 << 2  # CONTROL: read-only, from start (or load) to done
+LOAD = 1 << 3  # CONTROL: write 1 to load the layer program (self-clearing); done when it is in the tables
 
 
 @dataclass(frozen=True)
@@ -23,7 +24,7 @@ class Register:
 
 REGISTERS = (
     Register("CONTROL", 0x00, "bit 0 start (self-clearing), bit 1 done (sticky; write 1 or start clears), "
-                              "bit 2 busy (read-only)"),
+                              "bit 2 busy (read-only), bit 3 load (self-clearing)"),
     Register("ID", 0x04, "read-only: MAGIC in [31:16], VERSION in [15:0]"),
     Register("SHAPE", 0x08, "read-only: the array's rows R in [31:16], columns C in [15:0]"),
     Register("IRQ_ENABLE", 0x0C, "bit 0: irq = done & enable"),
@@ -31,6 +32,8 @@ REGISTERS = (
     Register("WEIGHTS_BASE_HI", 0x14, "bits 63:32"),
     Register("FMAP_BASE_LO", 0x18, "the feature-map image's byte address, bits 31:0"),
     Register("FMAP_BASE_HI", 0x1C, "bits 63:32"),
+    Register("PROGRAM_BASE_LO", 0x20, "the program image's byte address, bits 31:0"),
+    Register("PROGRAM_BASE_HI", 0x24, "bits 63:32"),
 )
 OFFSET = {r.name: r.offset for r in REGISTERS}
 ADDR_BITS = 6  # the port's byte address: 16 words, the unmapped ones read 0
