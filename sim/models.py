@@ -5,7 +5,8 @@ dense-only anomaly-detection autoencoder (48 calibration, 32 test log-mel featur
 layers narrowed from 128 to 32 so its weights fit every shipped target's weight memory (autoencoder24: to
 24, which neither divides nor is divided by 16 array rows), odd_cnn (tests/hw/models.py: 3x3 Convs
 to 24, 40 and 12 channels and a Dense over a 4x4 map, whose taps the layer program pads) and pools
-(tests/hw/models.py: padded, overlapping, dilated and ceil-mode pools on the vector unit)."""
+(tests/hw/models.py: padded, overlapping, dilated and ceil-mode pools on the vector unit) and grouped
+(tests/hw/models.py: grouped convolutions, a pass per group and packed groups)."""
 from pathlib import Path
 
 import numpy as np
@@ -13,7 +14,7 @@ import onnx
 from onnx import numpy_helper
 
 from hlsgen import zoo
-from tests.hw.models import odd_cnn_model, window_pools_model
+from tests.hw.models import grouped_cnn_model, odd_cnn_model, window_pools_model
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
@@ -40,6 +41,8 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         model = odd_cnn_model()
     elif name == "pools":
         model = window_pools_model()
+    elif name == "grouped":
+        model = grouped_cnn_model()
     else:
         model = zoo.anomaly_autoencoder(hidden=hidden) if hidden else zoo.ZOO[name]()
     path = folder / f"{name}.onnx"

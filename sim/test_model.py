@@ -14,7 +14,7 @@ from models import NAMES
 
 CYCLE_TOLERANCE = 0.02
 # output integers per image
-OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10}
+OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10, "grouped": 10}
 
 
 def check(build_folder, name: str, target: str, images: int | None):
@@ -67,6 +67,16 @@ def test_windowed_pools_are_bit_exact(build_folder, target):
     padding (the divisor table indexed by each window's count); the RTL takes exactly the program's cycles."""
     result = check(build_folder, "pools", target, 4)
     assert result.cycles_per_inference == result.model_cycles
+
+
+@pytest.mark.rtl
+def test_grouped_convolutions_are_bit_exact(build_folder):
+    """On 8 rows: 2 groups of 8 channels run a pass each (a table row per group, no MAC on a zero block), and
+    8 groups of 2 -> 4 channels run 4 to a pass with block-diagonal weights; the RTL takes exactly the
+    program's cycles."""
+    result = check(build_folder, "grouped", "systolic8x8", 4)
+    assert result.cycles_per_inference == result.model_cycles
+    assert result.layer_cycles["group2"] == 1218 and result.layer_cycles["group8"] == 642
 
 
 @pytest.mark.rtl

@@ -26,15 +26,16 @@ def spatial_tiles(pixels: int, count: int) -> list[int]:
 
 def weight_stationary_cycles(rows: int, cols: int, groups: int, row_tiles: int, col_tiles: int,
                              tile_pixels: list[int], load: int | None = None, latency: int = 0) -> int:
-    """`load` (R: the weight memory gives a PE row per cycle) + `latency` for the first weight tile, then
-    Σ over (group, spatial, column, row) tiles of max(P_t, load), except the last tile, which streams its
+    """Per group (a grouped conv's chunk; the groups run one after another, each a pass of its own): `load`
+    (R: the weight memory gives a PE row per cycle) + `latency` for the first weight tile, then
+    Σ over (spatial, column, row) tiles of max(P_t, load), except the last tile, which streams its
     P_t pixels only (no next weights to wait for) + (R + C - 1) drain + REQUANT_LATENCY + RESULT_LATENCY
     + LAYER_OVERHEAD. Weights in external memory: `load` = the cycles one tile's bytes take at the port's
     sustained rate (at least R), `latency` its read latency (later tiles are prefetched behind compute)."""
     load = rows if load is None else max(load, rows)
-    stream = groups * col_tiles * row_tiles * sum(max(p, load) for p in tile_pixels)
+    stream = col_tiles * row_tiles * sum(max(p, load) for p in tile_pixels)
     stream -= max(tile_pixels[-1], load) - tile_pixels[-1]
-    return load + latency + stream + (rows + cols - 1) + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD
+    return groups * (load + latency + stream + (rows + cols - 1) + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD)
 
 
 def output_stationary_cycles(rows: int, cols: int, groups: int, reduction: int, pixels: int, col_tiles: int) -> int:

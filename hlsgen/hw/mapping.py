@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import MappingError
 from ..ir import Graph, Node
 from . import cycles as cyc
+from .groups import groups_per_chunk
 from .placement import Memory, map_shape, reduction_channels
 from .resources import estimate, fit
 from .target import Target
@@ -378,10 +379,12 @@ class _Layer:
             groups, cin, m = geometry.group, self.xs[1], self.ys[1]
             depthwise = groups > 1 and cin // groups == 1
             taps = int(np.prod(geometry.kernel_shape))
-            lanes = self._reduction_channels(cin, taps) if groups == 1 else cin // groups
+            # a grouped conv runs its groups in chunks of s (block-diagonal weights, hlsgen.hw.groups)
+            s = 1 if depthwise else groups_per_chunk(groups, cin // groups, m // groups, self.R)
+            lanes = self._reduction_channels(s * cin // groups, taps)
             work = (ArrayWork(1, taps, m, self._batch_pixels(self.ys), True) if depthwise
-                    else ArrayWork(groups, lanes * taps, m // groups, self._batch_pixels(self.ys), False,
-                                   cin // groups, lanes))
+                    else ArrayWork(groups // s, lanes * taps, s * m // groups, self._batch_pixels(self.ys), False,
+                                   s * cin // groups, lanes, s))
             kind = "depthwise" if depthwise else ("grouped_conv" if groups > 1 else "conv")
         else:  # the map it reads, flattened: its pixels are the taps
             channels, height, width = map_shape(graph.shape(self._stored(self.x)))

@@ -41,7 +41,7 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
     t = row["tiles"]
     if row["unit"] == "systolic_array":
         work = ArrayWork(t["groups"], t["reduction"], t["out_channels"], t["pixels"], t["depthwise"], t["channels"],
-                         t["reduction_channels"])
+                         t["reduction_channels"], t.get("packed_groups", 1))
         tiles = ArrayTiles(work, target.array.dataflow, t["row_tile"], t["col_tile"], t["spatial_tile"],
                            t["weight_load"], t["weight_latency"])
     elif t:

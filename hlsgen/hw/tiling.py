@@ -23,23 +23,28 @@ EXTRA_SPATIAL_CANDIDATES = 8  # spatial tile counts tried beyond the fewest that
 class ArrayWork:
     """What an array layer computes, independent of the target."""
 
-    groups: int  # groups run one after another (1 in depthwise mode: groups fold into columns)
+    groups: int  # groups (grouped conv: chunks of `packed` groups) run one after another (1 in depthwise mode)
     reduction: int  # lanes: Kr = reduction_channels * kh * kw (kh * kw in depthwise mode; a Dense: per pixel)
     out_channels: int  # M per group (every channel in depthwise mode)
     pixels: int  # P = N * H_out * W_out (N for Dense)
     depthwise: bool = False
     channels: int = 1  # input channels per tap (C_in / group; 1 in depthwise mode)
     reduction_channels: int = 1  # lanes per tap: C_pad >= channels (docs/program.md), zero weights past channels
+    packed: int = 1  # groups of a grouped conv per chunk, block-diagonal (hlsgen.hw.groups)
 
     @property
     def macs(self) -> int:
-        """The layer's own MACs (padded lanes excluded: they cost cycles, not MACs)."""
-        return self.groups * self.unpadded().reduction * self.out_channels * self.pixels
+        """The layer's own MACs (padded lanes and packed zero blocks excluded: they cost cycles, not MACs)."""
+        u = self.unpadded()
+        return u.groups * u.reduction * u.out_channels * u.pixels
 
     def unpadded(self) -> "ArrayWork":
-        """The work without padded lanes (a design that does not read the banked activation memory)."""
-        taps = self.reduction // self.reduction_channels
-        return replace(self, reduction=taps * self.channels, reduction_channels=self.channels)
+        """The work without padded lanes or packed groups (a design that does not read the banked
+        activation memory: every group on its own)."""
+        taps, s = self.reduction // self.reduction_channels, self.packed
+        return replace(self, groups=self.groups * s, reduction=taps * self.channels // s,
+                       reduction_channels=self.channels // s, channels=self.channels // s,
+                       out_channels=self.out_channels // s, packed=1)
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ class ArrayTiles:
             "groups": self.work.groups, "reduction": self.work.reduction,
             "out_channels": self.work.out_channels, "pixels": self.work.pixels, "depthwise": self.work.depthwise,
             "channels": self.work.channels, "reduction_channels": self.work.reduction_channels,
+            "packed_groups": self.work.packed,
             "row_tile": self.row_tile, "col_tile": self.col_tile, "spatial_tile": self.spatial_tile,
             "row_tiles": self.row_tiles, "col_tiles": self.col_tiles, "spatial_tiles": self.spatial_tiles,
             "weight_load": self.weight_load, "weight_latency": self.weight_latency,

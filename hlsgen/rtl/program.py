@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..errors import MappingError
+from ..hw.groups import chunk_weights
 from ..hw.mapping import ARRAY as ARRAY_UNIT
 from ..hw.mapping import DMA as DMA_UNIT
 from ..hw.mapping import LayerMap, Mapping
@@ -52,6 +53,15 @@ class Layer:
     covers: tuple[str, ...]  # graph nodes it implements (a fused MaxPool adds its own)
     row: LayerMap  # the layer program's row
     fields: dict[str, int] = field(default_factory=dict)
+    chunk: int = 0  # a grouped conv's chunk of groups (hlsgen.hw.groups): each is a table row of its own
+
+    @property
+    def channels(self) -> tuple[int, int] | None:
+        """The output channels [m0, m1) the row writes (None: all): a grouped conv's chunk writes its own."""
+        if self.row.kind != "grouped_conv":
+            return None
+        per_chunk = self.row.tiles.work.out_channels
+        return self.chunk * per_chunk, (self.chunk + 1) * per_chunk
 
 
 @dataclass
@@ -179,9 +189,6 @@ class _Compiler:
 
     def _add_layer(self, row: LayerMap) -> None:
         node = self.graph.nodes[row.nodes[0]]
-        if row.kind == "grouped_conv":
-            self.fail(node, "grouped convolutions other than depthwise (one input and one output channel per "
-                            "group) are not implemented in the RTL")
         if row.unit == ARRAY_UNIT:
             kind = ARRAY
             t = row.tiles
@@ -199,8 +206,9 @@ class _Compiler:
             self.fail(node, f"strides above {MAX_STRIDE} are not implemented in the RTL")
         if node.op == "QAdd" and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
             raise MappingError(f"a QAdd of {row.inputs[0]!r} with itself is not implemented in the RTL")
-        self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs],
-                                 memory.placement(row.output).name, row.nodes, row))
+        chunks = row.tiles.work.groups if row.kind == "grouped_conv" else 1  # a table row per chunk of groups
+        self.layers.extend(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs],
+                                 memory.placement(row.output).name, row.nodes, row, chunk=i) for i in range(chunks))
 
     def _check_maps(self, maps: dict[str, FeatureMap]) -> None:
         for fmap in maps.values():
@@ -231,6 +239,9 @@ class _Compiler:
             if band is not None:  # the band's rows, over its input buffer (padding above its first row only)
                 out_h, pads = band.rows_computed, (band.pad_top, pads[1])
             # lane order: k = (ky * kw + kx) * C_pad + c_in; depthwise: k = ky * kw + kx, a channel per column
+            if layer.row.kind == "grouped_conv":  # the chunk: a conv over its groups' channels, block-diagonal
+                w = chunk_weights(w, a.group, layer.row.tiles.work.packed, layer.chunk)
+                out_c = w.shape[0]
             w4 = w if w.ndim == 4 else w[:, :, None, :]
             matrix = w4.transpose(2, 3, 1, 0)
         else:
@@ -238,9 +249,11 @@ class _Compiler:
             out_c, out_h, out_w = w.shape[1], 1, 1
             # the Dense input is x flattened as [c][y][x]; lane order k = (y * W + x) * C_pad + c
             matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3)
-        pad = c_pad - matrix.shape[2]
+        in_c, pad = matrix.shape[2], c_pad - matrix.shape[2]  # the channels it reads per tap, and padded lanes
         matrix = np.pad(matrix, ((0, 0), (0, 0), (0, pad), (0, 0))).reshape(-1, out_c)
-        taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
+        # a chunk reads its groups' input channels, from c0 on (a multiple of R: still lane r's bank)
+        c0 = layer.chunk * layer.row.tiles.work.channels
+        taps = [(ky * dil[0], kx * dil[1], c0 + ci) for ky in range(kernel[0]) for kx in range(kernel[1])
                 for ci in range(c_pad)]
         reduction, pixels = len(taps), out_h * out_w
         tiles = layer.row.tiles
@@ -250,7 +263,7 @@ class _Compiler:
                             f"{reduction} x {pixels}")
         rq = node.attrs.requant
         f = layer.fields
-        tap_lanes = self._tap_lanes(layer, x, taps, reduction, depthwise)
+        tap_lanes = self._tap_lanes(layer, x, taps, reduction, depthwise, c0 + in_c)
         key = (node.name, tap_lanes)
         if key not in self.tap_tables:
             self.tap_tables[key] = len(self.taps)
@@ -262,18 +275,21 @@ class _Compiler:
                  w_bits=layer.row.weight_bits, tap_base=self.tap_tables[key],
                  neg=int(rq.neg_multiplier is not None), zp=rq.zero_point, lo=rq.lo, hi=rq.hi,
                  dw=int(depthwise), dw_base=x.dw_base, in_slot=x.pixels)
-        if node.name not in self.node_roms:  # the first band of the layer emits all of its columns
-            self.node_roms[node.name] = self._node_roms(node, matrix, reduction, out_c, tr, layer.row.weight_bits)
+        m0 = layer.channels[0] if layer.channels else 0
+        if (node.name, layer.chunk) not in self.node_roms:  # the first band of the layer emits all of its columns
+            self.node_roms[node.name, layer.chunk] = self._node_roms(node, matrix, reduction, m0, out_c, tr,
+                                                                     layer.row.weight_bits)
         # a band of a channel-separable row (depthwise) over channels [c0, c1) starts at column tile c0 / C
-        w_base, par_base = self.node_roms[node.name]
+        w_base, par_base = self.node_roms[node.name, layer.chunk]
         band = layer.row.band
         first = band.channels[0] // C if band is not None and band.channels else 0
         f["w_base"], f["par_base"] = w_base + first * tr * R * layer.row.weight_bits, par_base + first
         self._pool_walk(layer)
 
-    def _node_roms(self, node: Node, matrix: np.ndarray, reduction: int, out_c: int, tr: int,
+    def _node_roms(self, node: Node, matrix: np.ndarray, reduction: int, m0: int, out_c: int, tr: int,
                    bits: int) -> tuple[int, int]:
-        """Append a node's weight tiles and requantization parameters (every column tile); their bases."""
+        """Append a node's weight tiles and requantization parameters of its output channels [m0, m0 + out_c)
+        (every column tile); their bases."""
         R, C, rq = self.R, self.C, node.attrs.requant
         tc = -(-out_c // C)
         par_base = len(self.params)
@@ -282,10 +298,11 @@ class _Compiler:
         # tiles in the engine's order (column tile, then row tile), R rows of C weights each
         tiles = padded.reshape(tr, R, tc, C).transpose(2, 0, 1, 3)
         w_base = self.weights.append(tiles, bits)
+        total = m0 + out_c  # the node's channels up to the last one this row writes
         bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
-                else np.zeros(out_c, np.int64))
-        mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
-        neg = _per_channel(rq.neg_multiplier, out_c) if rq.neg_multiplier is not None else [0] * out_c
+                else np.zeros(total, np.int64))[m0:]
+        mult, shift = _per_channel(rq.multiplier, total)[m0:], _per_channel(rq.shift, total)[m0:]
+        neg = _per_channel(rq.neg_multiplier, total)[m0:] if rq.neg_multiplier is not None else [0] * out_c
         if max(max(mult), max(neg)) >= 1 << MULT_W or max(shift) >= 1 << SHIFT_W:
             self.fail(node, f"a requantization multiplier does not fit {MULT_W} bits or a shift {SHIFT_W} bits")
         for ct in range(tc):
@@ -299,7 +316,8 @@ class _Compiler:
             self.params.append(_pack(lanes, self.param_word.width))
         return w_base, par_base
 
-    def _tap_lanes(self, layer: Layer, x: FeatureMap, taps: list, reduction: int, depthwise: bool) -> tuple[tuple, ...]:
+    def _tap_lanes(self, layer: Layer, x: FeatureMap, taps: list, reduction: int, depthwise: bool,
+                   channels: int) -> tuple[tuple, ...]:
         """A row's tap table: per row tile, R lane taps (valid, dy, dx, offset within the input map `x`), packed
         once the program's DIM_W is known."""
         R, tiles = self.R, []
@@ -307,7 +325,7 @@ class _Compiler:
             lanes = []
             for r in range(R):
                 k = t * R + r
-                if k >= reduction or (not depthwise and taps[k][2] >= x.channels):  # a padded lane reads nothing
+                if k >= reduction or (not depthwise and taps[k][2] >= channels):  # a padded lane reads nothing
                     lanes.append((0, 0, 0, 0))
                     continue
                 dy, dx, ci = taps[k]
@@ -432,9 +450,14 @@ class _Compiler:
                             in_plane=buffer.plane, out_plane=buffer.plane)
 
     def _writer_fields(self, layer: Layer, out: FeatureMap) -> None:
-        layer.fields.update(out_base=out.base, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
-                            out_channels=out.channels, out_signed=int(out.quant.signed), out_plane=out.plane,
-                            pool_h=out.height, pool_w=out.width, out_dw=int(out.dw_read), out_dw_base=out.dw_base)
+        # a chunk of a grouped conv writes channels [m0, m1) (m0 a multiple of the banks: whole slots)
+        m0, m1 = layer.channels or (0, out.channels)
+        if m0 % out.banks:
+            self.fail(layer.node, f"its chunk of groups starts at channel {m0}, inside a block of {out.banks} banks")
+        slot = (m0 >> out.lg) * out.pixels
+        layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
+                            out_channels=m1 - m0, out_signed=int(out.quant.signed), out_plane=out.plane,
+                            pool_h=out.height, pool_w=out.width, out_dw=int(out.dw_read), out_dw_base=out.dw_base + slot)
 
     # ---- widths ------------------------------------------------------------------------------------
     def _widths(self, maps: dict[str, FeatureMap]) -> dict[str, int]:

@@ -196,7 +196,9 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
                 mismatches.append(f"image {i} element {k}: rtl {value}, reference {int(want)}")
     cycles = [parsed["image"].get(i, 0) for i in range(count)]
     first = parsed["layer"].get(0, {})
-    layer_cycles = {layer.name: first.get(i, 0) for i, layer in enumerate(program.layers)}
+    layer_cycles: dict[str, int] = {}  # a grouped conv's chunks are table rows of one program row: summed
+    for i, layer in enumerate(program.layers):
+        layer_cycles[layer.name] = layer_cycles.get(layer.name, 0) + first.get(i, 0)
     return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
                      build_seconds, run_seconds, sim_seconds, mismatches)
 

@@ -29,7 +29,7 @@ def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np
         whole = np.asarray(reference[fmap.tensor]).reshape(fmap.channels, -1, fmap.width)
         y0 = layer.row.band.out_rows[0] if fmap.holds else 0  # a band's output buffer holds some of its rows
         want = whole[:, y0:y0 + fmap.height]
-        for c in range(fmap.channels):
+        for c in range(*(layer.channels or (0, fmap.channels))):  # a grouped conv's chunk writes its own
             bank = c % fmap.banks
             written = planes.get((index, fmap.plane, bank), {})
             for y in range(fmap.height):

@@ -144,14 +144,6 @@ def window_pools_model() -> onnx.ModelProto:
                       inits)
 
 
-TINY = {"vector_ops": vector_ops_model,
-        # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
-        "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
-        "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
-        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
-        "window_pools": window_pools_model}
-
-
 def target_with(name: str = "systolic16x16", **changes):
     """A built-in target with nested fields replaced: target_with(buffers__input__kib=4, array__cols=8)."""
     target = load_target(name)
@@ -165,3 +157,34 @@ def _replace_path(obj, parts, value):
     if len(parts) == 1:
         return replace(obj, **{parts[0]: value})
     return replace(obj, **{parts[0]: _replace_path(getattr(obj, parts[0]), parts[1:], value)})
+
+
+def grouped_cnn_model() -> onnx.ModelProto:
+    """Grouped 3x3 Convs (not depthwise): 16 -> 16 channels in 2 groups of 8 (tile-aligned on 8 rows: a pass
+    per group, no MAC on a zero block), then 16 -> 32 in 8 groups of 2 in, 4 out (packed: 4 groups share the
+    8x8 array, block-diagonal), then a Dense."""
+    rng = np.random.default_rng(6)
+    inits = {"w1": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.15,
+             "w3": rng.standard_normal((32, 2, 3, 3)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((512, 10)).astype(np.float32) * 0.05}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="group2", pads=[1, 1, 1, 1], group=2),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Conv", ["r2", "w3"], ["c3"], name="group8", pads=[1, 1, 1, 1], strides=[2, 2],
+                              group=8),
+             helper.make_node("Relu", ["c3"], ["r3"], name="relu3"),
+             helper.make_node("Flatten", ["r3"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
+TINY = {"vector_ops": vector_ops_model,
+        # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
+        "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
+        "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
+        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
+        "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model}
+

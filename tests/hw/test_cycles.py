@@ -15,8 +15,8 @@ def doc_weight_stationary(R, C, D, groups, Kr, M, P):
     Tr, Tc, Ts = math.ceil(Kr / R), math.ceil(M / C), math.ceil(P / D)
     Pt = math.ceil(P / Ts)
     tiles = [Pt] * (Ts - 1) + [P - (Ts - 1) * Pt]
-    stream = groups * Tc * Tr * sum(max(p, R) for p in tiles) - (max(tiles[-1], R) - tiles[-1])
-    return R + stream + (R + C - 1) + 3 + 3 + 4
+    stream = Tc * Tr * sum(max(p, R) for p in tiles) - (max(tiles[-1], R) - tiles[-1])
+    return groups * (R + stream + (R + C - 1) + 3 + 3 + 4)  # each group (chunk of a grouped conv) a pass
 
 
 def test_weight_stationary_by_hand():
@@ -24,8 +24,8 @@ def test_weight_stationary_by_hand():
     assert cyc.weight_stationary_cycles(16, 16, 1, 9, 2, [64]) == 16 + 18 * 64 + 31 + 10 == 1209
     # a Dense layer (P = 1 < R): every tile but the last waits R cycles for the next weights
     assert cyc.weight_stationary_cycles(16, 16, 1, 32, 4, [1]) == 16 + 127 * 16 + 1 + 31 + 10
-    # two spatial tiles, the last smaller
-    assert cyc.weight_stationary_cycles(8, 8, 2, 1, 1, [342, 342, 341]) == 8 + 2 * 1025 + 15 + 10
+    # three spatial tiles, the last smaller; two groups (a grouped conv's chunks): a pass each
+    assert cyc.weight_stationary_cycles(8, 8, 2, 1, 1, [342, 342, 341]) == 2 * (8 + 1025 + 15 + 10)
 
 
 def test_spatial_tiles():

@@ -286,3 +286,41 @@ def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves(model, kib
         assert f["dma_dram_word"] == tensor.dram_base + block + m.rows[0] * tensor.width
         assert f["dma_buf_base"] == buffer.base
         assert f["in_plane"] == f["out_plane"] == buffer.plane
+
+
+def test_a_grouped_conv_is_a_table_row_per_chunk_of_groups():
+    """On 8 rows, 2 groups of 8 -> 8 channels are 2 chunks of one group (each reads its own 8 channels, writes
+    its own channel slot, ROMs of its own); 8 groups of 2 -> 4 channels are 2 chunks of 4 groups, each
+    block-diagonal: 16 columns, group g's 4 columns reading only its 2 lanes of every tap. The program's
+    cycles are the chunks' passes, each with its own weight load and drain."""
+    from hlsgen.hw.cycles import weight_stationary_cycles
+
+    graph = integer_graph("grouped_cnn")
+    program = rtl_program(graph, load_target("systolic8x8"))
+    rows = {name: [layer for layer in program.layers if layer.name == name] for name in ("group2", "group8")}
+    assert [layer.chunk for layer in rows["group2"]] == [0, 1] and [layer.chunk for layer in rows["group8"]] == [0, 1]
+    r2 = program.maps[rows["group2"][0].output]
+    first, second = (layer.fields for layer in rows["group2"])
+    assert (first["out_base"], second["out_base"]) == (r2.base, r2.base + r2.pixels)  # channel slot 1
+    assert first["out_channels"] == second["out_channels"] == 8 and first["tr"] == 9 and first["tc"] == 1
+    word = tap_word(program.widths["ADDR_W"], program.widths["DIM_W"])
+    lane_off = word["off"]
+
+    def off(layer):  # lane r's offset in the first row tile
+        table = program.taps[layer.fields["tap_base"]]
+        return [table >> (r * word.width + lane_off.offset) & ((1 << lane_off.width) - 1) for r in range(8)]
+
+    r1 = program.maps[rows["group2"][0].inputs[0]]
+    assert off(rows["group2"][1]) == [r1.pixels + o for o in off(rows["group2"][0])]  # its 8 channels: slot 1
+    assert first["w_base"] != second["w_base"] and first["par_base"] != second["par_base"]
+    g8 = rows["group8"][0]
+    assert g8.fields["tr"] == 9 and g8.fields["tc"] == 2 and g8.channels == (0, 16)
+    mapped = {row.name: row for row in map_model_of(graph, "systolic8x8").layers}
+    assert mapped["group8"].tiles.work.packed == 4 and mapped["group2"].tiles.work.packed == 1
+    assert mapped["group8"].macs == 8 * (2 * 9) * 4 * 16  # the groups' MACs, not the packed zero blocks'
+    assert mapped["group2"].cycles == 2 * weight_stationary_cycles(8, 8, 1, 9, 1, [64])
+
+
+def map_model_of(graph, target: str):
+    from hlsgen.hw import map_model
+    return map_model(graph, load_target(target))
