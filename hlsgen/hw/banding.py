@@ -5,8 +5,9 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
 - Otherwise maps go to external memory one at a time, the largest map live at the first row that does not
   fit, until every row fits. A row with an external operand runs in bands of output rows: before a band,
   `load` rows copy the rows of its external inputs the band reads (with the kernel's halo) into on-chip
-  band buffers; after it, a `store` row copies its output band out. The engines wait for the copies (no
-  overlap in this version; the cycle model charges each copy, hlsgen.hw.cycles.dma_cycles).
+  band buffers; after it, a `store` row copies its output band out (hlsgen.hw.cycles.dma_cycles).
+- A row whose bands fit twice over is double-buffered (_pipelined): its copies can overlap its compute on
+  the two queues of hlsgen.hw.queues.
 - A row in more than one band has all its operands external (a band reads and writes only buffers).
 - A row that is not split by rows (a Dense, a global pool, a copy, a 1-D map, a batch) runs as one band
   that moves its external operands whole.
@@ -27,6 +28,7 @@ from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps
+from .queues import queue_cycles
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
 
@@ -37,9 +39,9 @@ class _Planner:
     """Decides the external maps and every row's band height (module docstring), for `capacity` bytes of
     the planes and of the depthwise window copies (two memories: each must hold its own)."""
 
-    def __init__(self, graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int]):
+    def __init__(self, graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int], double: bool):
         self.graph, self.layers, self.target = graph, layers, target
-        self.capacity = capacity
+        self.capacity, self.double = capacity, double
         root = {t: t for t in graph.inputs}
         self.birth = {t: -1 for t in graph.inputs}
         self.death = {t: -1 for t in graph.inputs}
@@ -62,7 +64,7 @@ class _Planner:
         self.size = self._sizes()
         self.external: set[str] = set()
         self.lanes = target.array.cols
-        self.shapes: dict[int, tuple[int, int]] = {}  # row -> (band height, channel blocks per band)
+        self.shapes: dict[int, tuple[int, int, bool]] = {}  # row -> (band height, blocks per band, double)
 
     def _sizes(self) -> dict[str, int]:
         """Bytes each stored map occupies on chip: its words per bank (placement's banks) x R, with its
@@ -156,14 +158,22 @@ class _Planner:
         raise MappingError(f"{self.graph.describe(layer.nodes[0])}: does not fit the activation memory "
                            f"(buffers.input = {self.target.buffers.input.kib} KiB): {why}")
 
-    def _shape(self, i: int, space: int) -> tuple[int, int] | None:
-        """(band height, channel blocks per band) whose buffers fit `space` bytes, moving the fewest bytes
-        through the port (fewest copies at equal bytes), or None."""
+    def _shape(self, i: int, space: int) -> tuple[int, int, bool] | None:
+        """(band height, channel blocks per band, double-buffered) whose buffers fit `space` bytes, moving
+        the fewest bytes through the port (fewest copies at equal bytes), or None: double-buffered when the
+        plan is and such bands fit, else single."""
+        for double in dict.fromkeys((self.double, False)):
+            shape = self._shape_of(i, space, double)
+            if shape is not None:
+                return (*shape, double)
+        return None
+
+    def _shape_of(self, i: int, space: int, double: bool) -> tuple[int, int] | None:
         layer = self.layers[i]
         g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
         best = None
         for per_band in range(blocks, 0, -1):
-            height = self._height(i, g, per_band, blocks, space)
+            height = self._height(i, g, per_band, blocks, space, double)
             if height is None:
                 continue
             slices, bands = -(-blocks // per_band), g.bands(height)
@@ -173,10 +183,15 @@ class _Planner:
                 best = (key, (height, per_band))
         return best[1] if best else None
 
-    def _height(self, i: int, g: RowGeometry, per_band: int, blocks: int, space: tuple[int, int]) -> int | None:
-        """The tallest band of `per_band` channel blocks whose buffers fit `space` bytes, or None."""
+    def _height(self, i: int, g: RowGeometry, per_band: int, blocks: int, space: tuple[int, int],
+                double: bool) -> int | None:
+        """The tallest band of `per_band` channel blocks whose buffers (twice, `double`) fit `space` bytes,
+        or None."""
         def fits(h: int) -> bool:
-            return all(min(_minus(space, self._buffers(i, g, y0, y1, per_band, blocks))) >= 0 for y0, y1 in g.bands(h))
+            bands = g.bands(h)
+            copies = 2 if double and len(bands) * -(-blocks // per_band) > 1 else 1  # the next band's too
+            return all(min(_minus(space, tuple(copies * n for n in self._buffers(i, g, y0, y1, per_band, blocks))))
+                       >= 0 for y0, y1 in bands)
 
         if not g.splits:
             return g.height_out if fits(g.height_out) else None
@@ -202,12 +217,28 @@ class _Planner:
         return used * per_band // blocks, copies * per_band // blocks
 
 
-def fit_activation_memory(graph, layers: list[LayerMap], target: Target) -> tuple[list[LayerMap], Memory]:
+def fit_activation_memory(graph, layers: list[LayerMap], target: Target,
+                          finish=lambda rows: rows) -> tuple[list[LayerMap], Memory]:
     """The program's rows, banded where the activation memory needs it, and their placement, which fits
-    `buffers.input` (module docstring). The planes and the depthwise copies share it in proportion to what
-    the model's maps would need of each on chip, or else in the first of a few other shares that fits."""
+    `buffers.input` (module docstring): with double-buffered bands (their copies overlap the compute, but
+    the bands are smaller: more copies, more halo rows) or single ones (the copies wait for the compute),
+    whichever runs in fewer cycles on the two queues (hlsgen.hw.queues), its rows completed by `finish`
+    (the weights' streaming)."""
+    single = _fit_shares(graph, layers, target, False)
+    if single[1].dram_words == 0:
+        return single  # every map on chip: nothing to double-buffer
+    try:
+        double = _fit_shares(graph, layers, target, True)
+    except MappingError:
+        return single
+    return min((double, single), key=lambda fit: queue_cycles(finish_moves(finish(fit[0]), fit[1], target), fit[1]))
+
+
+def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool) -> tuple[list[LayerMap], Memory]:
+    """The planes and the depthwise copies share `buffers.input` in proportion to what the model's maps
+    would need of each on chip, or else in the first of a few other shares that fits."""
     capacity = target.buffers.input.bytes
-    need = _Planner(graph, layers, target, (capacity, capacity))
+    need = _Planner(graph, layers, target, (capacity, capacity), double)
     if target.external_memory is None:
         for i, layer in enumerate(layers):
             if sum(need.resident(i)) > capacity:
@@ -229,20 +260,20 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target) -> tupl
     failure = None
     for copies in shares:
         try:
-            return _fit(graph, layers, target, copies)
+            return _fit(graph, layers, target, copies, double)
         except MappingError as error:
             failure = failure or error
     raise failure
 
 
-def _fit(graph, layers: list[LayerMap], target: Target, copies: int) -> tuple[list[LayerMap], Memory]:
+def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: bool) -> tuple[list[LayerMap], Memory]:
     """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies."""
     R, capacity = target.array.rows, target.buffers.input.bytes
     limits = (capacity - copies, copies)
     budget = limits
     for attempt in range(MAX_PLANS):
         try:
-            rows = band_rows(graph, layers, target, budget)
+            rows = band_rows(graph, layers, target, budget, double)
         except MappingError:
             if attempt == 0:
                 raise
@@ -261,11 +292,13 @@ def _minus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
     return a[0] - b[0], a[1] - b[1]
 
 
-def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int]) -> list[LayerMap]:
+def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int],
+              double: bool) -> list[LayerMap]:
     """The program's rows with every row that reads or writes an external map split into bands and its
     copies (`dma` rows whose moves `finish_moves` completes once the maps are placed), for `capacity`
-    bytes of live maps and buffers in the planes and in the depthwise copies."""
-    planner = _Planner(graph, layers, target, capacity)
+    bytes of live maps and buffers in the planes and in the depthwise copies. `double`: the bands'
+    buffers are double-buffered (_pipelined)."""
+    planner = _Planner(graph, layers, target, capacity, double)
     planner.plan()
     rows: list[LayerMap] = []
     for i, layer in enumerate(layers):
@@ -274,17 +307,35 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
         if i not in planner.shapes:
             rows.append(replace(layer, buffers=(used, *layer.buffers[1:]), live=live))
             continue
-        g, (height, per_band) = row_geometry(graph, layer), planner.shapes[i]
+        g, (height, per_band, double) = row_geometry(graph, layer), planner.shapes[i]
         channels, lanes = map_shape(layer.output_shape)[0], planner.lanes
         blocks = channel_blocks(graph, layer, lanes)
         slices = [None] if per_band == blocks else \
             [(c0, min(channels, c0 + per_band * lanes)) for c0 in range(0, channels, per_band * lanes)]
         bands = [(cs, ys) for cs in slices for ys in g.bands(height)]
+        steps = []
         for j, (cs, (y0, y1)) in enumerate(bands):
             a, b, pad_top, computed = g.band(y0, y1)
             band = Band(j, len(bands), (y0, y1), (a, b), pad_top, computed, cs)
-            rows += _band(graph, planner, layer, g, band, used, live, target)
+            steps.append(_band(graph, planner, layer, g, band, used, live, target))
+        rows += _pipelined(steps) if double else [row for step in steps for row in step]
     return rows
+
+
+def _pipelined(steps: list[list[LayerMap]]) -> list[LayerMap]:
+    """A layer's bands (each its loads, its compute row, its stores) in the order that double-buffers them:
+    the loads of band k + 1 before the compute of band k, the stores of band k - 1 after it. Program order
+    stays a correct sequential order (the C++ runs it so); the placement sees band k's and band k + 1's
+    buffers live at once and gives them different addresses, so the copies can overlap the compute."""
+    loads = [[r for r in step if r.kind == "load"] for step in steps]
+    stores = [[r for r in step if r.kind == "store"] for step in steps]
+    computes = [next(r for r in step if r.unit != DMA) for step in steps]
+    rows = list(loads[0])
+    for k, compute in enumerate(computes):
+        rows += loads[k + 1] if k + 1 < len(steps) else []
+        rows.append(compute)
+        rows += stores[k - 1] if k else []
+    return rows + stores[-1]
 
 
 def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band, used: BufferUse,

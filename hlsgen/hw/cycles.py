@@ -82,3 +82,19 @@ def ideal_cycles(macs: int, rows: int, cols: int) -> int:
 
 def utilization(macs: int, cycles: int, rows: int, cols: int) -> float:
     return macs / (cycles * rows * cols) if cycles else 0.0
+
+
+def two_queue_cycles(rows: list[tuple[int | None, int, int]]) -> list[tuple[int, int]]:
+    """(start, end) of every row of a program run on two queues (hlsgen.hw.queues): rows given as (queue 0 or
+    1, or None for a row of no queue; its cycles; `wait`). A row starts when the previous row of its queue has
+    ended and the first `wait` rows of the other queue have; a row of no queue takes no time."""
+    ends: list[list[int]] = [[], []]
+    times = []
+    for q, cycles, wait in rows:
+        if q is None:
+            times.append((ends[0][-1] if ends[0] else 0,) * 2)
+            continue
+        start = max(ends[q][-1] if ends[q] else 0, ends[1 - q][wait - 1] if wait else 0)
+        ends[q].append(start + cycles)
+        times.append((start, start + cycles))
+    return times

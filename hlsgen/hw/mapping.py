@@ -24,7 +24,7 @@ from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
 
 ARRAY, VECTOR, NONE, DMA = "systolic_array", "vector_unit", "none", "dma"
-PROGRAM_SCHEMA = 1
+PROGRAM_SCHEMA = 2  # 2: rows carry `wait` (hlsgen.hw.queues)
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad")
@@ -137,6 +137,7 @@ class LayerMap:
     transfers: tuple[Transfer, ...] = ()  # through the external memory port
     band: Band | None = None  # a band of the layer (None: the whole layer)
     move: Move | None = None  # a dma row's copy
+    wait: int = 0  # rows of the other queue that finish before this one starts (hlsgen.hw.queues)
 
     @property
     def dram_bytes(self) -> int:
@@ -158,7 +159,7 @@ class LayerMap:
                "weight_bytes": self.weight_bytes, "macs": self.macs, "cycles": self.cycles,
                "buffers": {b.name: [b.used, b.capacity] for b in self.buffers},
                "live": list(self.live), "transfers": [t.to_json() for t in self.transfers],
-               "band": self.band.to_json() if self.band else None, "move": self.move.to_json() if self.move else None}
+               "band": self.band.to_json() if self.band else None, "move": self.move.to_json() if self.move else None, "wait": self.wait}
         return row
 
 
@@ -228,7 +229,8 @@ class Mapping:
 def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program)."""
-    from .banding import finish_moves, fit_activation_memory  # banding builds on this module's rows
+    from .banding import finish_moves, fit_activation_memory  # banding and queues build on this module's rows
+    from .queues import with_waits
 
     layers, weight_total, overflow = [], 0, None
     for node, pool in _rows(graph, fuse_pools):
@@ -240,13 +242,19 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
         if overflow is None and weight_total > target.buffers.weight.bytes:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
-    layers, memory = fit_activation_memory(graph, layers, target)  # maps that do not fit move to DRAM
+    def weights(rows: list[LayerMap]) -> list[LayerMap]:
+        """The rows with their weights streamed from external memory, when the weight memory overflows."""
+        if overflow is None or target.external_memory is None:
+            return rows
+        return [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in rows]
+
+    layers, memory = fit_activation_memory(graph, layers, target, weights)  # maps that do not fit move to DRAM
     if overflow is not None:  # the weights live in external memory, streamed a tile at a time
         mapper, total = overflow
         if target.external_memory is None:
             mapper.fail(f"the weights up to this layer need {total:,} bytes, more than the weight memory "
                         f"(buffers.weight = {target.buffers.weight.kib} KiB), and the target has no external_memory")
-        layers = [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in layers]
+        layers = weights(layers)
     used = estimate(target)
     budget = fit(target, used)
     if not budget["ok"]:
@@ -254,7 +262,7 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
         raise MappingError(f"target {target.name!r} does not fit its device {target.device.part}: the design needs "
                            f"{used[name]:,} {name.upper()}, the device has {budget['budget'][name]:,}")
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
-    layers = finish_moves(layers, memory, target)
+    layers = with_waits(finish_moves(layers, memory, target), memory)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
                    memory, overflow is not None)

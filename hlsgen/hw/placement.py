@@ -144,15 +144,17 @@ def reduction_channels(channels: int, rows: int, taps: int, streamed: bool) -> i
     return -(-channels // rows) * rows
 
 
-def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) -> tuple[int, int]:
+def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]],
+             apart: list[tuple[str, str]] = ()) -> tuple[int, int]:
     """Give every map a plane and a base address; returns the two planes' depths (words per bank).
     Greedy by size (the largest maps first, each at the lowest address no map alive at the same time
-    holds), in the plane whose depth it grows least; then again, knowing the depths the last pass
-    reached (a plane that must grow for later maps is free below that depth), while the sum shrinks."""
+    holds), in the plane whose depth it grows least, at equal growth away from the maps it is preferably
+    `apart` from; then again, knowing the depths the last pass reached (a plane that must grow for later
+    maps is free below that depth), while the sum shrinks."""
     best: tuple[int, int] | None = None
     hint = (0, 0)
     for _ in range(ALLOCATION_PASSES):
-        depths = _greedy(maps, different_planes, hint)
+        depths = _greedy(maps, different_planes, hint, apart)
         if best is not None and sum(depths) >= sum(best):
             break
         best, hint, placed = depths, depths, [(m.plane, m.base) for m in maps]
@@ -161,7 +163,8 @@ def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]]) ->
     return max(best[0], 1), max(best[1], 1)
 
 
-def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hint: tuple[int, int]) -> tuple[int, int]:
+def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hint: tuple[int, int],
+            apart: list[tuple[str, str]]) -> tuple[int, int]:
     by_name = {m.name: m for m in maps}
     placed: set[str] = set()
     depth, grown = list(hint), [0, 0]
@@ -177,8 +180,10 @@ def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hin
         options = [required] if required is not None else [0, 1]
         candidates = [(plane, _first_fit(fmap, [(by_name[n], by_name[n].base) for n in placed
                                                 if by_name[n].plane == plane])) for plane in options]
+        near = [by_name[b if a == fmap.name else a].plane for a, b in apart
+                if fmap.name in (a, b) and (b if a == fmap.name else a) in placed]
         fmap.plane, fmap.base = min(candidates, key=lambda pb: (max(0, pb[1] + fmap.words - depth[pb[0]]),
-                                                                pb[1] + fmap.words, pb[0]))
+                                                                near.count(pb[0]), pb[1] + fmap.words, pb[0]))
         depth[fmap.plane] = max(depth[fmap.plane], fmap.base + fmap.words)
         grown[fmap.plane] = max(grown[fmap.plane], fmap.base + fmap.words)
         placed.add(fmap.name)
@@ -287,8 +292,24 @@ def place_maps(graph, layers, rows: int) -> Memory:
         dram += fmap.words
     on_chip = [m for m in maps.values() if m.name not in external]
     apart = [tuple(aliases.get(t, t) for t in layer.inputs) for layer in layers if layer.op == "QAdd"]
-    depths = allocate(on_chip, [(a, b) for a, b in apart if a != b])
+    depths = allocate(on_chip, [(a, b) for a, b in apart if a != b], _apart_bands(layers, aliases, external))
     dw_depth = allocate_copies(on_chip)
     taps = [layer.tiles.work.reduction for layer in layers if layer.kind == "depthwise"]
     return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth,
                   min(rows, max(taps, default=0)), dram)
+
+
+def _apart_bands(layers, aliases: dict[str, str], external: set[str]) -> list[tuple[str, str]]:
+    """Pairs of maps best placed in different planes: a band's inputs and the outputs of its layer's bands
+    next to it, so that while a band computes, the next band's load writes one plane as the engine writes
+    the other, and the last band's store reads one as the engine reads the other (hlsgen.hw.queues)."""
+    bands: dict[str, list] = {}
+    for layer in layers:
+        if layer.band is not None:
+            ins = [aliases.get(t, t) for t in layer.inputs]
+            bands.setdefault(layer.nodes[0], []).append(([t for t in ins if t not in external], layer.output))
+    pairs = []
+    for rows in bands.values():
+        for k, (ins, _) in enumerate(rows):
+            pairs += [(t, out) for _, out in rows[max(k - 1, 0):k + 2] for t in ins]
+    return pairs

@@ -57,7 +57,7 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
                     tuple(row["nodes"]), tuple(row["fused_pool"]) if row["fused_pool"] else None,
                     row["accumulator_bits"] or 0,
                     tuple(Transfer(t["what"], t["direction"], t["bytes"]) for t in row["transfers"]),
-                    _band(row["band"]), _move(row["move"]))
+                    _band(row["band"]), _move(row["move"]), row["wait"])
 
 
 def _band(b: dict | None) -> Band | None:

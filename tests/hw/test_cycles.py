@@ -95,3 +95,10 @@ def test_search_is_fast():
     for work in works:
         search_tiles(work, target)
     assert time.perf_counter() - start < 1.0
+
+
+def test_two_queues_start_each_row_when_its_queue_and_its_wait_allow():
+    # load 0 (10), compute 0 waits for 1 load (5), load 1 (10) runs beside it, compute 1 waits for 2 loads (5),
+    # a Reshape (no queue) takes no time, store 0 waits for 1 compute (3)
+    rows = [(1, 10, 0), (0, 5, 1), (1, 10, 0), (0, 5, 2), (None, 0, 0), (1, 3, 1)]
+    assert cyc.two_queue_cycles(rows) == [(0, 10), (10, 15), (10, 20), (20, 25), (25, 25), (20, 23)]
