@@ -14,7 +14,8 @@ from models import NAMES
 
 CYCLE_TOLERANCE = 0.02
 # output integers per image
-OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10, "grouped": 10}
+OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10, "grouped": 10,
+                                                 "strided": 10}
 
 
 def check(build_folder, name: str, target: str, images: int | None):
@@ -77,6 +78,15 @@ def test_grouped_convolutions_are_bit_exact(build_folder):
     result = check(build_folder, "grouped", "systolic8x8", 4)
     assert result.cycles_per_inference == result.model_cycles
     assert result.layer_cycles["group2"] == 1218 and result.layer_cycles["group8"] == 642
+
+
+@pytest.mark.rtl
+def test_strides_above_15_are_bit_exact(build_folder):
+    """A 3x3 Conv and a 3x3 MaxPool of stride 16 (the program widens the stride field to 5 bits): exactly the
+    program's cycles."""
+    result = check(build_folder, "strided", "systolic8x8", 4)
+    assert result.cycles_per_inference == result.model_cycles
+    assert result.layer_cycles["conv16"] == 114 and result.layer_cycles["pool16"] == 89
 
 
 @pytest.mark.rtl

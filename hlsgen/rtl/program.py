@@ -30,7 +30,7 @@ from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
 from .weight_rom import WeightSlices, slices_per_word
-from .words import (MAX_STRIDE, MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, VEC_MULT_W, divisor_word,
+from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
                     param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a table row of kind 0 with `dma` set (no engine starts)
@@ -91,7 +91,8 @@ class Program:
     @property
     def word_parameters(self) -> dict[str, int]:
         """The shared layouts and widths (hlsgen.rtl.words) as the modules' parameters."""
-        return verilog_parameters(self.target.widths.accumulator_bits, self.widths["ADDR_W"], self.widths["DIM_W"])
+        return verilog_parameters(self.target.widths.accumulator_bits, self.widths["ADDR_W"], self.widths["DIM_W"],
+                                  self.widths["ST_W"])
 
     @property
     def weight_rom_bits(self) -> int:
@@ -202,8 +203,6 @@ class _Compiler:
         for t in row.inputs:  # a Reshape only renames a map when a Dense reads it flattened
             if t in memory.aliases and not (node.op == "QDense" and len(self.graph.shape(t)) == 2):
                 self.fail(node, f"it reads {t!r}, a reshaped feature map; only a Dense layer may (as a Flatten)")
-        if node.op == "QConv" and max(node.attrs.conv.strides) > MAX_STRIDE:
-            self.fail(node, f"strides above {MAX_STRIDE} are not implemented in the RTL")
         if node.op == "QAdd" and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
             raise MappingError(f"a QAdd of {row.inputs[0]!r} with itself is not implemented in the RTL")
         chunks = row.tiles.work.groups if row.kind == "grouped_conv" else 1  # a table row per chunk of groups
@@ -256,6 +255,8 @@ class _Compiler:
         taps = [(ky * dil[0], kx * dil[1], c0 + ci) for ky in range(kernel[0]) for kx in range(kernel[1])
                 for ci in range(c_pad)]
         reduction, pixels = len(taps), out_h * out_w
+        # a stride along an axis with one output is never taken (1 keeps ST_W narrow)
+        strides = tuple(s if o > 1 else 1 for s, o in zip(strides, (out_h, out_w)))
         tiles = layer.row.tiles
         tr, tc, ts, pt = tiles.row_tiles, tiles.col_tiles, tiles.spatial_tiles, tiles.spatial_tile
         if (reduction, pixels) != (tiles.work.reduction, tiles.work.pixels):
@@ -398,8 +399,6 @@ class _Compiler:
         # nor a dilation along an axis of a one-tap window
         sy, sx = (s if o > 1 else 1 for s, o in zip(strides, (out.height, out.width)))
         dil = tuple(d if k > 1 else 1 for d, k in zip(dil, kernel))
-        if max(sy, sx) > MAX_STRIDE:
-            self.fail(node, f"pooling strides above {MAX_STRIDE} are not implemented in the RTL")
         # the counted region (an average's divisor) in the input's rows: a band's input buffer starts at row
         # `first` of the whole map, whose height is the graph's
         band, height, first = layer.row.band, x.height, 0
@@ -475,8 +474,11 @@ class _Compiler:
         offsets = max([0] + [abs(layer.fields.get(k, 0)) for layer in self.layers
                              for k in ("pix0", "row_step", "dil_row")])
         dim_w = self._dim_bits()
+        strides = [layer.fields.get(k, 1) for layer in self.layers for k in ("sx", "sy")]
         widths = {
             "ADDR_W": self.addr_w, "DIM_W": dim_w,
+            # strides: any stride widens the field (the pixel walk adds it to a DIM_W coordinate)
+            "ST_W": max([STRIDE_W] + [s.bit_length() for s in strides]),
             "OFF_W": max(self.addr_w, pixels.bit_length(), offsets.bit_length(), dim_w) + 2,
             "CNT_W": max(counts).bit_length() + 1, "PIX_W": max(self.D, self.R).bit_length() + 1,
             "VPIX_W": max(pixels.bit_length(), dim_w) + 1, "W_W": self.weight_w, "WB_W": self.weight_w.bit_length(),
@@ -495,7 +497,7 @@ class _Compiler:
         signed = []
         for layer in self.layers:
             f = layer.fields
-            unsigned += [f.get(k, 0) for k in DIM_FIELDS]
+            unsigned += [f.get(k, 0) for k in DIM_FIELDS + ("sx", "sy")]
             signed += [f.get(k, 0) for k in SIGNED_DIM_FIELDS]
             if layer.kind == ARRAY:  # the output rows its pixel walk counts
                 unsigned.append(((f["ts"] - 1) * f["pt"] + f["pt_last"]) // f["out_w"])

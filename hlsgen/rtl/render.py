@@ -19,7 +19,7 @@ from .program import Program
 from .fmap_dma import B_LATENCY
 from .weight_dma import (AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image,
                          word_beats)
-from .words import POOL_W, SHIFT_W, STRIDE_W, UP_W, VEC_MULT_W, Z_W
+from .words import POOL_W, SHIFT_W, UP_W, VEC_MULT_W, Z_W
 
 MEMORIES = ("weights", "taps", "params", "lut", "divisors")
 
@@ -56,7 +56,7 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
              ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw)] if program.fmaps_external else []
     return moves + [
         ("kind", 1),
-        ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", STRIDE_W), ("sy", STRIDE_W),
+        ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", w["ST_W"]), ("sy", w["ST_W"]),
         ("x0", dim + 1), ("y0", dim + 1), ("pix0", off), ("row_step", off), ("in_zp", Z_W), ("in_signed", 1),
         ("in_plane", 1), ("tr", cnt), ("tc", cnt), ("ts", cnt), ("pt", pix), ("pt_last", pix),
         ("w_base", rom["weights"]), ("w_bits", w["WB_W"]), ("tap_base", rom["taps"]), ("par_base", rom["params"]),

@@ -15,11 +15,10 @@ Z_W = 10  # signed zero points and clamp bounds
 MULT_W = 16  # the array's requantizer multipliers (positive and LeakyRelu branches)
 SHIFT_W = 6  # requantization and vector-unit right shifts
 VEC_MULT_W = 17  # the vector unit's multipliers
-STRIDE_W = 4  # convolution strides
+STRIDE_W = 4  # convolution and pooling strides: the program's ST_W is never narrower (any stride widens it)
 POOL_W = 4  # fused MaxPool window sizes and the writer's counters inside a window
 UP_W = 4  # nearest-upsampling factors minus one, as the vector engine counts them
 
-MAX_STRIDE = (1 << STRIDE_W) - 1
 MAX_POOL = (1 << POOL_W) - 1
 MAX_UPSAMPLING = 1 << UP_W
 
@@ -78,11 +77,12 @@ def divisor_word() -> Word:
     return Word.of(("mult", VEC_MULT_W), ("shift", SHIFT_W))
 
 
-def verilog_parameters(bias_bits: int, addr_bits: int, dim_bits: int = MIN_DIM_W) -> dict[str, int]:
+def verilog_parameters(bias_bits: int, addr_bits: int, dim_bits: int = MIN_DIM_W,
+                       stride_bits: int = STRIDE_W) -> dict[str, int]:
     """The module parameters the generated top sets from the words and widths above."""
     par, tap, div = param_word(bias_bits), tap_word(addr_bits, dim_bits), divisor_word()
     return {
-        "M_W": MULT_W, "S_W": SHIFT_W, "VM_W": VEC_MULT_W, "ST_W": STRIDE_W, "PW_W": POOL_W, "UP_W": UP_W,
+        "M_W": MULT_W, "S_W": SHIFT_W, "VM_W": VEC_MULT_W, "ST_W": stride_bits, "PW_W": POOL_W, "UP_W": UP_W,
         "PAR_W": par.width, "PAR_SHIFT_LSB": par["shift"].offset, "PAR_NEG_LSB": par["neg"].offset,
         "PAR_MULT_LSB": par["mult"].offset, "PAR_BIAS_LSB": par["bias"].offset,
         "TAP_W": tap.width, "TAP_OFF_LSB": tap["off"].offset, "TAP_DX_LSB": tap["dx"].offset,

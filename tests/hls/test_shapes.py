@@ -1,18 +1,19 @@
-"""Layer shapes the array runs in chunks (hlsgen.hw.groups), C-simulated with g++: every output integer must
-equal the integer reference's."""
+"""Layer shapes the RTL learnt (grouped convolutions in chunks, hlsgen.hw.groups; strides above 15),
+C-simulated with g++: every output integer must equal the integer reference's."""
 from __future__ import annotations
 
 import pytest
 
 from hlsgen import zoo
 from tests.hls.helpers import generate_and_csim
-from tests.hw.models import grouped_cnn_model
+from tests.hw.models import grouped_cnn_model, strided_model
 
 pytestmark = pytest.mark.csim
 
 
-def test_grouped_convolutions_are_bit_exact(tmp_path):
-    model = grouped_cnn_model()
+@pytest.mark.parametrize("build", [grouped_cnn_model, strided_model])
+def test_shapes_are_bit_exact(build, tmp_path):
+    model = build()
     result = generate_and_csim(model, {"x": zoo.calibration_data(model, n=6, seed=0)}, tmp_path)
     assert result.mismatches == 0, result.log
     assert result.samples == 6 and result.compared == 60

@@ -181,10 +181,29 @@ def grouped_cnn_model() -> onnx.ModelProto:
                       inits)
 
 
+def strided_model() -> onnx.ModelProto:
+    """Strides above 15: a 3x3 Conv with stride 16 (taps far apart: the kernel smaller than the stride) and a 3x3 MaxPool
+    with stride 16 over a 35x35 map, added, then a Dense."""
+    rng = np.random.default_rng(7)
+    inits = {"w0": rng.standard_normal((8, 3, 1, 1)).astype(np.float32) * 0.5,
+             "w1": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.15,
+             "fc": rng.standard_normal((72, 10)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w0"], ["c0"], name="conv0"),
+             helper.make_node("Relu", ["c0"], ["r0"], name="relu0"),
+             helper.make_node("Conv", ["r0", "w1"], ["c1"], name="conv16", strides=[16, 16]),
+             helper.make_node("MaxPool", ["r0"], ["p1"], name="pool16", kernel_shape=[3, 3], strides=[16, 16]),
+             helper.make_node("Add", ["c1", "p1"], ["a1"], name="add"),
+             helper.make_node("Flatten", ["a1"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 35, 35])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
-        "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model}
+        "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
+        "strided": strided_model}
 

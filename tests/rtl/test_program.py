@@ -324,3 +324,13 @@ def test_a_grouped_conv_is_a_table_row_per_chunk_of_groups():
 def map_model_of(graph, target: str):
     from hlsgen.hw import map_model
     return map_model(graph, load_target(target))
+
+
+def test_any_stride_widens_the_stride_field():
+    """Stride 16 needs 5 bits: the program's ST_W (the layer table's sx and sy, the pixel walks' parameter);
+    a model whose strides fit 4 bits keeps 4."""
+    program = rtl_program(integer_graph("strided"), load_target("systolic8x8"))
+    conv, pool = (next(layer.fields for layer in program.layers if layer.name == name) for name in ("conv16", "pool16"))
+    assert (conv["sx"], conv["sy"], pool["sx"], pool["sy"]) == (16, 16, 16, 16)
+    assert program.widths["ST_W"] == program.word_parameters["ST_W"] == 5
+    assert rtl_program(integer_graph("digits"), load_target("systolic8x8")).widths["ST_W"] == 4
