@@ -15,7 +15,7 @@ from models import NAMES
 CYCLE_TOLERANCE = 0.02
 # output integers per image
 OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10, "grouped": 10,
-                                                 "strided": 10}
+                                                 "strided": 10, "copies": 10}
 
 
 def check(build_folder, name: str, target: str, images: int | None):
@@ -87,6 +87,16 @@ def test_strides_above_15_are_bit_exact(build_folder):
     result = check(build_folder, "strided", "systolic8x8", 4)
     assert result.cycles_per_inference == result.model_cycles
     assert result.layer_cycles["conv16"] == 114 and result.layer_cycles["pool16"] == 89
+
+
+@pytest.mark.rtl
+def test_concat_and_pad_are_bit_exact(build_folder):
+    """A channel Concat (a vector pass per input into its channels of the output) and a constant Pad of rows
+    and columns with a value other than the zero point (a 1x1 average pool over the padded map): exactly the
+    program's cycles."""
+    result = check(build_folder, "copies", "systolic8x8", 4)
+    assert result.cycles_per_inference == result.model_cycles
+    assert result.layer_cycles["cat"] == 2 * (81 + 8) and result.layer_cycles["pad"] == 2 * 120 + 8
 
 
 @pytest.mark.rtl

@@ -60,7 +60,8 @@ def vector_cycles(passes: int, positions: int) -> int:
 
 
 def copy_cycles(output_elements: int, lanes: int) -> int:
-    """Concat, Transpose, standalone Pad: ceil(output elements / C) + VECTOR_LATENCY + LAYER_OVERHEAD."""
+    """Transpose, and a Concat or Pad along the batch (a Pad also along the channels): ceil(output elements
+    / C) + VECTOR_LATENCY + LAYER_OVERHEAD. (A channel Concat and a Pad of pixels: vector_cycles, per input.)"""
     return math.ceil(output_elements / lanes) + VECTOR_LATENCY + LAYER_OVERHEAD
 
 

@@ -362,7 +362,7 @@ class _Layer:
         elif op in COPIES:
             count = int(np.prod(self.ys))
             tiles = VectorTiles(self.C, count, 1, math.ceil(count / self.C))
-            unit, kind, cycles, extra, macs, wbytes = VECTOR, "copy", cyc.copy_cycles(count, self.C), (), 0, 0
+            unit, kind, cycles, extra, macs, wbytes = VECTOR, "copy", self._copy_cycles(count), (), 0, 0
         elif op == "Reshape":
             unit, kind, tiles, cycles, extra, macs, wbytes = NONE, "reshape", None, 0, (), 0, 0
         else:
@@ -376,6 +376,19 @@ class _Layer:
 
     def _bits(self, tensor: str) -> int:
         return tensor_bits(self.graph, tensor)
+
+    def _copy_cycles(self, count: int) -> int:
+        """A channel Concat and a standalone Pad of pixels run as vector passes over output pixels (docs/rtl.md,
+        "Copies"): a pass per input of a Concat (its channel blocks x its pixels), a window tap per output
+        pixel of a Pad; other copies (and axes) cost the copy engine's ceil(elements / C) beats."""
+        node, rank = self.node, len(self.ys)
+        if node.op == "Concat" and node.attrs.axis == 1 and rank >= 2:
+            pixels = self._batch_pixels(self.ys)
+            return sum(cyc.vector_cycles(math.ceil(self.graph.shape(t)[1] / self.C), pixels) for t in node.inputs)
+        if node.op == "Pad" and rank >= 3 and node.attrs.mode == "constant" and \
+                not any(node.attrs.pads[i] or node.attrs.pads[i + rank] for i in (0, 1)):
+            return cyc.vector_cycles(math.ceil(self.ys[1] / self.C), self._batch_pixels(self.ys))
+        return cyc.copy_cycles(count, self.C)
 
     # ---- systolic array ------------------------------------------------------------------------
     def _array(self):

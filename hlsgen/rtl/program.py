@@ -36,7 +36,7 @@ from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a table row of kind 0 with `dma` set (no engine starts)
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
-VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool")
+VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
               "pool_w")
@@ -53,15 +53,8 @@ class Layer:
     covers: tuple[str, ...]  # graph nodes it implements (a fused MaxPool adds its own)
     row: LayerMap  # the layer program's row
     fields: dict[str, int] = field(default_factory=dict)
-    chunk: int = 0  # a grouped conv's chunk of groups (hlsgen.hw.groups): each is a table row of its own
-
-    @property
-    def channels(self) -> tuple[int, int] | None:
-        """The output channels [m0, m1) the row writes (None: all): a grouped conv's chunk writes its own."""
-        if self.row.kind != "grouped_conv":
-            return None
-        per_chunk = self.row.tiles.work.out_channels
-        return self.chunk * per_chunk, (self.chunk + 1) * per_chunk
+    chunk: int = 0  # a grouped conv's chunk of groups (hlsgen.hw.groups), a Concat's input: a table row each
+    channels: tuple[int, int] | None = None  # the output channels [m0, m1) it writes (None: all)
 
 
 @dataclass
@@ -205,9 +198,39 @@ class _Compiler:
                 self.fail(node, f"it reads {t!r}, a reshaped feature map; only a Dense layer may (as a Flatten)")
         if node.op == "QAdd" and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
             raise MappingError(f"a QAdd of {row.inputs[0]!r} with itself is not implemented in the RTL")
-        chunks = row.tiles.work.groups if row.kind == "grouped_conv" else 1  # a table row per chunk of groups
-        self.layers.extend(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs],
-                                 memory.placement(row.output).name, row.nodes, row, chunk=i) for i in range(chunks))
+        output = memory.placement(row.output).name
+        if row.kind == "grouped_conv":  # a table row per chunk of groups, writing its channels
+            per = row.tiles.work.out_channels
+            self.layers.extend(Layer(row.name, kind, node, [memory.placement(row.inputs[0]).name], output, row.nodes,
+                                     row, chunk=i, channels=(i * per, (i + 1) * per)) for i in range(row.tiles.work.groups))
+        elif node.op == "Concat":  # a copy per input, into its channels of the output
+            self._check_copy(node, row)
+            first = 0
+            for i, t in enumerate(row.inputs):
+                count = self.graph.shape(t)[1]
+                self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row,
+                                         chunk=i, channels=(first, first + count)))
+                first += count
+        else:
+            if node.op == "Pad":
+                self._check_copy(node, row)
+            self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs], output,
+                                     row.nodes, row))
+
+    def _check_copy(self, node: Node, row: LayerMap) -> None:
+        """The copies the vector engine runs: a Concat of channels, a constant Pad of pixels (the model's
+        cycles are theirs: hlsgen.hw.mapping)."""
+        rank = len(row.output_shape)
+        if node.op == "Concat" and (node.attrs.axis != 1 or rank < 2):
+            self.fail(node, f"a Concat along axis {node.attrs.axis} is not implemented in the RTL (only along the "
+                            "channels, axis 1)")
+        if node.op == "Pad":
+            a = node.attrs
+            if a.mode != "constant" or rank < 3 or any(a.pads[i] or a.pads[i + rank] for i in (0, 1)):
+                self.fail(node, f"a {a.mode} Pad of the batch or channels is not implemented in the RTL (only a "
+                                "constant Pad of a map's rows and columns)")
+        if row.band is not None:
+            self.fail(node, "a copy split in bands is not implemented in the RTL")
 
     def _check_maps(self, maps: dict[str, FeatureMap]) -> None:
         for fmap in maps.values():
@@ -368,6 +391,10 @@ class _Compiler:
             (count, m, s), = a_attrs.divisors
             f.update(op=OP_GAVG, a_zp=a_attrs.input_zero_point, ma=m, shift=s, zp=a_attrs.zero_point,
                      lo=a_attrs.lo, hi=a_attrs.hi)
+        elif node.op == "Concat":  # the identity requantization, into the input's channels of the output
+            f.update(op=OP_REQ, lo=x.quant.qmin, hi=x.quant.qmax)
+        elif node.op == "Pad":
+            self._pad(layer, x, maps[layer.output])
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
             out = maps[layer.output]
             up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
@@ -431,6 +458,22 @@ class _Compiler:
         f.update(op=OP_WAVG, a_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi,
                  div_base=self.node_roms[node.name][0])
 
+    def _pad(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
+        """A constant Pad of pixels as a 1x1 average pool over the padded map: a tap inside the input counts 1
+        (multiplier 1, shift 0: the value itself, centred on the pad value and back), a tap in the padding 0
+        (multiplier 0: the pad value, the output's zero point here)."""
+        a, rank = layer.node.attrs, len(layer.row.output_shape)
+        top, left = (a.pads[2], a.pads[3]) if rank == 4 else (0, a.pads[2])
+        word = divisor_word()
+        if layer.node.name not in self.node_roms:
+            self.node_roms[layer.node.name] = len(self.divisors), 0
+            self.divisors.extend([word.pack(mult=0, shift=0), word.pack(mult=1, shift=0)])
+        layer.fields.update(op=OP_WAVG, in_h=x.height, in_w=x.width, vw=out.width, pixels=out.pixels, sx=1, sy=1,
+                            x0=-left, y0=-top, pix0=-top * x.width - left, row_step=x.width, win_kh=1, win_kw=1,
+                            dil_y=1, dil_x=1, dil_row=x.width, cnt_y0=0, cnt_x0=0, cnt_y1=x.height, cnt_x1=x.width,
+                            a_zp=int(a.value), zp=int(a.value), lo=x.quant.qmin, hi=x.quant.qmax,
+                            div_base=self.node_roms[layer.node.name][0])
+
     def _pool_walk(self, layer: Layer) -> None:
         kh, kw = layer.row.pool or (1, 1)
         if max(kh, kw) > MAX_POOL:
@@ -452,7 +495,8 @@ class _Compiler:
         # a chunk of a grouped conv writes channels [m0, m1) (m0 a multiple of the banks: whole slots)
         m0, m1 = layer.channels or (0, out.channels)
         if m0 % out.banks:
-            self.fail(layer.node, f"its chunk of groups starts at channel {m0}, inside a block of {out.banks} banks")
+            self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r}, and the writer starts at a "
+                                  f"multiple of the map's {out.banks} channel banks")
         slot = (m0 >> out.lg) * out.pixels
         layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
                             out_channels=m1 - m0, out_signed=int(out.quant.signed), out_plane=out.plane,

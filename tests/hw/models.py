@@ -199,11 +199,37 @@ def strided_model() -> onnx.ModelProto:
                       inits)
 
 
+def copies_model() -> onnx.ModelProto:
+    """A channel Concat of two Conv branches (8 + 8 channels: aligned to 8 banks, not to 16), a standalone
+    constant Pad of a value that is not the zero point (1 row above, 2 columns left, 1 column right: no Conv
+    can absorb it, it feeds a MaxPool), then a Conv and a Dense."""
+    rng = np.random.default_rng(8)
+    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "wa": rng.standard_normal((8, 8, 1, 1)).astype(np.float32) * 0.3,
+             "wb": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.12,
+             "w3": rng.standard_normal((8, 16, 3, 3)).astype(np.float32) * 0.1,
+             "pads": np.array([0, 0, 1, 2, 0, 0, 0, 1], np.int64), "value": np.array(0.5, np.float32),
+             "fc": rng.standard_normal((96, 10)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "wa"], ["ca"], name="conva"),
+             helper.make_node("Conv", ["r1", "wb"], ["cb"], name="convb", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["cb"], ["rb"], name="relub"),
+             helper.make_node("Concat", ["ca", "rb"], ["cat"], name="cat", axis=1),
+             helper.make_node("Pad", ["cat", "pads", "value"], ["padded"], name="pad"),
+             helper.make_node("MaxPool", ["padded"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
+             helper.make_node("Conv", ["p", "w3"], ["c3"], name="conv3"),
+             helper.make_node("Flatten", ["c3"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 9, 9])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
-        "strided": strided_model}
+        "strided": strided_model, "copies": copies_model}
 

@@ -38,6 +38,14 @@ def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
         assert ok, messages
 
 
+def test_a_top_with_copies_is_lint_clean(tmp_path):
+    """Concat and Pad rows (8 banks: the Concat's second input starts at a whole block)."""
+    files = write_rtl(rtl_program(integer_graph("copies"), load_target("systolic8x8")), tmp_path)
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
+
+
 @pytest.mark.parametrize("target", ["systolic16x16", "systolic32x32"])
 def test_a_top_and_testbench_with_weights_in_external_memory_are_lint_clean(tmp_path, target):
     """The example with 16 KiB of weight memory: an AXI4 master port and hg_weight_dma instead of the ROM

@@ -334,3 +334,27 @@ def test_any_stride_widens_the_stride_field():
     assert (conv["sx"], conv["sy"], pool["sx"], pool["sy"]) == (16, 16, 16, 16)
     assert program.widths["ST_W"] == program.word_parameters["ST_W"] == 5
     assert rtl_program(integer_graph("digits"), load_target("systolic8x8")).widths["ST_W"] == 4
+
+
+def test_concat_and_pad_are_vector_passes():
+    """A channel Concat is a table row per input (the identity, written into its channels of the output: the
+    second input's 8 channels at slot 1 of 8 banks); a constant Pad a 1x1 average pool whose window origin is
+    the padding, the pad value its centre and zero point, divisors (0, 0) for a tap in the padding, (1, 0)
+    for one inside. On 16 banks the second input would start inside a block: refused by name."""
+    from hlsgen.rtl.program import OP_REQ, OP_WAVG
+
+    graph = integer_graph("copies")
+    program = rtl_program(graph, load_target("systolic8x8"))
+    cat = [layer for layer in program.layers if layer.name == "cat"]
+    out = program.maps[cat[0].output]
+    assert [layer.channels for layer in cat] == [(0, 8), (8, 16)] and out.banks == 8
+    assert [layer.fields["out_base"] for layer in cat] == [out.base, out.base + out.pixels]
+    assert all(layer.fields["op"] == OP_REQ and (layer.fields["ma"], layer.fields["shift"]) == (1, 0) for layer in cat)
+    pad = next(layer for layer in program.layers if layer.name == "pad").fields
+    value = graph.nodes["pad"].attrs.value
+    assert value != program.maps[cat[0].output].quant.zero_point
+    assert pad["op"] == OP_WAVG and (pad["win_kh"], pad["win_kw"], pad["x0"], pad["y0"]) == (1, 1, -2, -1)
+    assert (pad["a_zp"], pad["zp"], pad["vw"], pad["pixels"]) == (value, value, 12, 120)
+    assert program.divisors[pad["div_base"]:pad["div_base"] + 2] == [0, 1]
+    with pytest.raises(MappingError, match=r"'cat' \(Concat\).*writes channels 8\.\.15.*16 channel banks"):
+        rtl_program(graph, load_target("systolic16x16"))
