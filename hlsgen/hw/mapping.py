@@ -28,6 +28,7 @@ PROGRAM_SCHEMA = 2  # 2: rows carry `wait` (hlsgen.hw.queues)
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad")
+SWAP_ROWS_COLUMNS = (0, 1, 3, 2)  # the Transpose the vector unit runs (a pass over the output pixels)
 MAX_FUSED_POOL = 15  # the writer counts pooling windows in 4 bits
 LOOP_ORDER = "spatial > column > row"  # array tiles, outermost first (docs/hardware.md)
 
@@ -380,13 +381,16 @@ class _Layer:
     def _copy_cycles(self, count: int) -> int:
         """A channel Concat and a standalone Pad of pixels run as vector passes over output pixels (docs/rtl.md,
         "Copies"): a pass per input of a Concat (its channel blocks x its pixels), a window tap per output
-        pixel of a Pad; other copies (and axes) cost the copy engine's ceil(elements / C) beats."""
+        pixel of a Pad or of a Transpose of rows and columns; other copies (and axes) cost the copy engine's
+        ceil(elements / C) beats."""
         node, rank = self.node, len(self.ys)
         if node.op == "Concat" and node.attrs.axis == 1 and rank >= 2:
             pixels = self._batch_pixels(self.ys)
             return sum(cyc.vector_cycles(math.ceil(self.graph.shape(t)[1] / self.C), pixels) for t in node.inputs)
         if node.op == "Pad" and rank >= 3 and node.attrs.mode == "constant" and \
                 not any(node.attrs.pads[i] or node.attrs.pads[i + rank] for i in (0, 1)):
+            return cyc.vector_cycles(math.ceil(self.ys[1] / self.C), self._batch_pixels(self.ys))
+        if node.op == "Transpose" and tuple(node.attrs.perm) == SWAP_ROWS_COLUMNS:
             return cyc.vector_cycles(math.ceil(self.ys[1] / self.C), self._batch_pixels(self.ys))
         return cyc.copy_cycles(count, self.C)
 

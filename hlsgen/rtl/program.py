@@ -22,6 +22,7 @@ import numpy as np
 from ..errors import MappingError
 from ..hw.groups import chunk_weights
 from ..hw.mapping import ARRAY as ARRAY_UNIT
+from ..hw.mapping import SWAP_ROWS_COLUMNS
 from ..hw.mapping import DMA as DMA_UNIT
 from ..hw.mapping import LayerMap, Mapping
 from ..hw.placement import MapPlacement as FeatureMap
@@ -36,7 +37,8 @@ from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a table row of kind 0 with `dma` set (no engine starts)
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
-VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad")
+VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
+              "Transpose")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
               "pool_w")
@@ -212,7 +214,7 @@ class _Compiler:
                                          chunk=i, channels=(first, first + count)))
                 first += count
         else:
-            if node.op == "Pad":
+            if node.op in ("Pad", "Transpose"):
                 self._check_copy(node, row)
             self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name for t in row.inputs], output,
                                      row.nodes, row))
@@ -229,6 +231,9 @@ class _Compiler:
             if a.mode != "constant" or rank < 3 or any(a.pads[i] or a.pads[i + rank] for i in (0, 1)):
                 self.fail(node, f"a {a.mode} Pad of the batch or channels is not implemented in the RTL (only a "
                                 "constant Pad of a map's rows and columns)")
+        if node.op == "Transpose" and tuple(node.attrs.perm) != SWAP_ROWS_COLUMNS:
+            self.fail(node, f"a Transpose with perm {list(node.attrs.perm)} moves the channels, which the RTL keeps "
+                            "one per bank and lane: only swapping rows and columns (perm [0, 1, 3, 2]) is implemented")
         if row.band is not None:
             self.fail(node, "a copy split in bands is not implemented in the RTL")
 
@@ -395,6 +400,8 @@ class _Compiler:
             f.update(op=OP_REQ, lo=x.quant.qmin, hi=x.quant.qmax)
         elif node.op == "Pad":
             self._pad(layer, x, maps[layer.output])
+        elif node.op == "Transpose":
+            self._transpose(layer, x, maps[layer.output])
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
             out = maps[layer.output]
             up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
@@ -473,6 +480,14 @@ class _Compiler:
                             dil_y=1, dil_x=1, dil_row=x.width, cnt_y0=0, cnt_x0=0, cnt_y1=x.height, cnt_x1=x.width,
                             a_zp=int(a.value), zp=int(a.value), lo=x.quant.qmin, hi=x.quant.qmax,
                             div_base=self.node_roms[layer.node.name][0])
+
+    def _transpose(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
+        """Rows and columns swapped, as a 1x1 max pool whose pixel walk reads output pixel (oy, ox) at input
+        offset oy + ox * W: row step 1, column stride W, over an input seen as one row of H * W pixels
+        (every tap inside it)."""
+        layer.fields.update(op=OP_WMAX, in_h=out.height, in_w=x.pixels, vw=out.width, pixels=out.pixels,
+                            sx=x.width, sy=1, x0=0, y0=0, pix0=0, row_step=1, win_kh=1, win_kw=1, dil_y=1, dil_x=1,
+                            dil_row=1, lo=x.quant.qmin, hi=x.quant.qmax)
 
     def _pool_walk(self, layer: Layer) -> None:
         kh, kw = layer.row.pool or (1, 1)

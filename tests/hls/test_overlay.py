@@ -13,7 +13,6 @@ import pytest
 from onnx import helper
 
 from hlsgen import zoo
-from hlsgen.errors import UnsupportedOpsError
 from hlsgen.frontend import import_model
 from hlsgen.hls.csim import vendor_headers
 from hlsgen.hls.overlay.partition_check import BankConflictError, check_folder, check_sources, prove_folder
@@ -26,7 +25,7 @@ from tests.builders import make_model, tensor_value
 from tests.hls.conftest import EXAMPLE
 from tests.hls.helpers import csim, generate, quantize_model
 from tests.hls.test_kernels import conv1d_model, copies_model, pools_model
-from tests.hw.models import odd_cnn_model
+from tests.hw.models import grouped_cnn_model, odd_cnn_model
 
 pytestmark = pytest.mark.csim
 RNG = np.random.default_rng(12)
@@ -94,6 +93,12 @@ def odd_cnn():
     return odd_cnn_model(), {"x": RNG.uniform(-1, 1, (4, 3, 16, 16)).astype(np.float32)}
 
 
+def grouped():
+    """Grouped Convs (tests/hw/models.py): on 8 rows a row per group of 8 channels, and 8 groups of 2 -> 4
+    channels packed 4 to a row; on 16 rows each layer one block-diagonal row."""
+    return grouped_cnn_model(), {"x": RNG.uniform(-1, 1, (4, 3, 8, 8)).astype(np.float32)}
+
+
 def concat_pool_model():
     """A MaxPool after a Concat: a copy writes element by element, so the pool gets a row of its own."""
     nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
@@ -138,7 +143,8 @@ CASES = [("digits", digits, "systolic16x16"), ("digits", digits, "systolic8x8"),
          ("copies", copies_model, "systolic8x8"), ("tiled_pool", tiled_pool_model, "systolic16x16"),
          ("tiled_pool", tiled_pool_model, "systolic8x8"), ("odd_channels", odd_channels_model, "systolic16x16"),
          ("concat_pool", concat_pool_model, "systolic8x8"), ("odd_cnn", odd_cnn, "systolic16x16"),
-         ("odd_cnn", odd_cnn, "systolic8x8")]
+         ("odd_cnn", odd_cnn, "systolic8x8"), ("grouped", grouped, "systolic8x8"),
+         ("grouped", grouped, "systolic16x16")]
 
 
 @pytest.mark.parametrize("name, build, target", CASES, ids=[f"{n}-{t}" for n, _, t in CASES])
@@ -227,9 +233,11 @@ def test_the_trace_names_program_rows_and_finds_no_wrong_layer(tmp_path):
     assert any("+" in n for n in names)  # a row with a MaxPool fused into its writer
 
 
-def test_a_grouped_convolution_is_refused_naming_the_onnx_node(tmp_path):
-    with pytest.raises(UnsupportedOpsError, match=r"'g' \(Conv.*grouped convolutions"):
-        overlay(tmp_path, conv1d_model)
+def test_a_grouped_1d_convolution_runs_in_chunks_bit_exact(tmp_path):
+    """The 1-D model's grouped Conv (once refused): a row per chunk of groups, every output exact."""
+    overlay(tmp_path, conv1d_model)
+    result = csim(tmp_path / "hls", portable=True)
+    assert result.compared > 0 and result.mismatches == 0, result.log[-2000:]
 
 
 @pytest.mark.parametrize("name, build", [("digits", digits), ("mobilenet", lambda: zoo_model("mobilenet")),

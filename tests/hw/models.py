@@ -202,7 +202,7 @@ def strided_model() -> onnx.ModelProto:
 def copies_model() -> onnx.ModelProto:
     """A channel Concat of two Conv branches (8 + 8 channels: aligned to 8 banks, not to 16), a standalone
     constant Pad of a value that is not the zero point (1 row above, 2 columns left, 1 column right: no Conv
-    can absorb it, it feeds a MaxPool), then a Conv and a Dense."""
+    can absorb it, it feeds a MaxPool), a Transpose of rows and columns, then a Conv and a Dense."""
     rng = np.random.default_rng(8)
     inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
              "wa": rng.standard_normal((8, 8, 1, 1)).astype(np.float32) * 0.3,
@@ -218,7 +218,8 @@ def copies_model() -> onnx.ModelProto:
              helper.make_node("Concat", ["ca", "rb"], ["cat"], name="cat", axis=1),
              helper.make_node("Pad", ["cat", "pads", "value"], ["padded"], name="pad"),
              helper.make_node("MaxPool", ["padded"], ["p"], name="pool", kernel_shape=[2, 2], strides=[2, 2]),
-             helper.make_node("Conv", ["p", "w3"], ["c3"], name="conv3"),
+             helper.make_node("Transpose", ["p"], ["t"], name="swap", perm=[0, 1, 3, 2]),
+             helper.make_node("Conv", ["t", "w3"], ["c3"], name="conv3"),
              helper.make_node("Flatten", ["c3"], ["f"], name="flat"),
              helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
     return make_model(nodes, [tensor_value("x", [1, 3, 9, 9])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],

@@ -358,3 +358,34 @@ def test_concat_and_pad_are_vector_passes():
     assert program.divisors[pad["div_base"]:pad["div_base"] + 2] == [0, 1]
     with pytest.raises(MappingError, match=r"'cat' \(Concat\).*writes channels 8\.\.15.*16 channel banks"):
         rtl_program(graph, load_target("systolic16x16"))
+
+
+def test_a_transpose_of_rows_and_columns_walks_the_input_column_wise():
+    """Output pixel (oy, ox) of the 16 x 5 x 6 -> 16 x 6 x 5 Transpose reads input offset oy + 6 * ox: a 1x1
+    max pool with row step 1 and column stride 6 over the input seen as one row of 30 pixels."""
+    from hlsgen.rtl.program import OP_WMAX
+
+    program = rtl_program(integer_graph("copies"), load_target("systolic8x8"))
+    swap = next(layer.fields for layer in program.layers if layer.name == "swap")
+    assert swap["op"] == OP_WMAX and (swap["win_kh"], swap["win_kw"], swap["pix0"]) == (1, 1, 0)
+    assert (swap["row_step"], swap["sx"], swap["sy"], swap["in_h"], swap["in_w"]) == (1, 6, 1, 6, 30)
+    assert (swap["vw"], swap["pixels"], swap["passes"]) == (5, 30, 2)
+
+
+def test_a_transpose_that_moves_the_channels_is_refused_by_name():
+    from onnx import TensorProto, helper
+
+    from tests.builders import make_model, tensor_value
+    from tests.hw.models import _quantize
+
+    rng = np.random.default_rng(9)
+    inits = {"w": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((128, 4)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Transpose", ["c"], ["t"], name="nhwc", perm=[0, 2, 3, 1]),
+             helper.make_node("Relu", ["t"], ["r"], name="relu"),
+             helper.make_node("Flatten", ["r"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    model = make_model(nodes, [tensor_value("x", [1, 3, 4, 4])], [tensor_value("y", [1, 4], TensorProto.FLOAT)], inits)
+    with pytest.raises(MappingError, match=r"'nhwc' \(Transpose\).*perm \[0, 2, 3, 1\] moves the channels"):
+        rtl_program(_quantize(model), load_target("systolic8x8"))

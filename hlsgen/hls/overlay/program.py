@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
+from ...hw.groups import chunk_weights
 from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
@@ -137,6 +138,10 @@ class _Builder:
                 rows.append(Row(layer.name, "", tuple(values[name] for name, _ in ROW_FIELDS)))
                 continue
             node = self.graph.nodes[layer.nodes[0]]
+            if layer.kind == "grouped_conv":  # a row per chunk of groups (hlsgen.hw.groups), each a part of the map
+                rows.extend(Row(layer.name, "", tuple(self._array(layer, node, i)[name] for name, _ in ROW_FIELDS))
+                            for i in range(layer.tiles.work.groups))
+                continue
             try:
                 values = self._array(layer, node) if layer.unit == "systolic_array" else self._vector(layer, node)
             except MappingError as exc:
@@ -220,23 +225,30 @@ class _Builder:
         return f
 
     # ---- systolic array rows -----------------------------------------------------------------------
-    def _array(self, layer, node: Node) -> dict[str, int]:
+    def _array(self, layer, node: Node, chunk: int = 0) -> dict[str, int]:
+        """An array row; a grouped conv's chunk `chunk` of groups: an ordinary conv from its input channels (c0
+        on, a multiple of R) to its output channels (m0 on: the writer's base moves to their slot)."""
         R, C = self.R, self.C
         f = self._row(layer)
         x = self._input(f, layer.inputs[0])
         depthwise = layer.kind == "depthwise"
         c_pad = layer.tiles.work.reduction_channels  # lanes per tap, the program's; zero weights past C_in
-        if layer.kind == "grouped_conv":
-            raise UnsupportedModelError("grouped convolutions other than depthwise do not run on the overlay's array")
+        first_in = chunk * layer.tiles.work.channels  # a chunk's first input channel
         if node.op == "QConv":
             kernel, strides, dil, pads = _geometry(node.attrs.conv)
             out_c, out_h, out_w = map_shape(self.graph.shape(node.outputs[0]))
+            if layer.kind == "grouped_conv":
+                out_c = layer.tiles.work.out_channels
+                m0 = chunk * out_c
+                out = self.mapping.placement(layer.output)
+                slot = (m0 >> out.lg) * out.pixels
+                f.update(o_base=out.base + slot, o_dw_base=out.dw_base + slot, o_channels=out_c)
         else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C_pad + c
             kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
             out_c, out_h, out_w = int(self.graph.constants[node.inputs[1]].shape[1]), 1, 1
         out_h, pad_t = _band_rows(layer, out_h, pads[0])
         c0, c1 = self._slice(layer, out_c)
-        taps = [(ky * dil[0], kx * dil[1], ci) for ky in range(kernel[0]) for kx in range(kernel[1])
+        taps = [(ky * dil[0], kx * dil[1], first_in + ci) for ky in range(kernel[0]) for kx in range(kernel[1])
                 for ci in range(c_pad)]
         tiles = layer.tiles
         if tiles.row_tile != min(len(taps), R) or tiles.col_tile != min(c1 - c0, C):
@@ -247,11 +259,11 @@ class _Builder:
         f.update(unit=ARRAY, op=OP_MAC, in_zp=node.attrs.input_zero_point, dw=int(depthwise), out_h=out_h,
                  out_w=out_w, pixels=out_h * out_w, sy=strides[0], sx=strides[1], pad_t=pad_t, pad_l=pads[1],
                  tr=tr, tc=tc, ts=tiles.spatial_tiles, pt=tiles.spatial_tile, wbits=layer.weight_bits,
-                 tap_base=self._taps(node, x, taps, depthwise), neg=int(rq.neg_multiplier is not None),
+                 tap_base=self._taps(node, x, taps, depthwise, chunk), neg=int(rq.neg_multiplier is not None),
                  zp=rq.zero_point, lo=rq.lo, hi=rq.hi)
-        if node.name not in self.shared:  # the bands of a layer share its weights and parameters
-            self.shared[node.name] = self._weights(layer, node, x, taps, out_c, kernel, c_pad)
-        shared = self.shared[node.name]
+        if (node.name, chunk) not in self.shared:  # the bands of a layer share its weights and parameters
+            self.shared[node.name, chunk] = self._weights(layer, node, x, taps, out_c, kernel, c_pad, chunk)
+        shared = self.shared[node.name, chunk]
         # a channel slice's column tile ct is the node's tile c0 / C + ct (tiles are stored column-major)
         f.update(w_bit=shared["w_bit"] + c0 // C * tr * R * C * layer.weight_bits,
                  par_base=shared["par_base"] + c0 // C)
@@ -269,10 +281,10 @@ class _Builder:
                                f"channels between buffers holding just those")
         return c0, c1
 
-    def _taps(self, node: Node, x, taps: list[tuple[int, int, int]], depthwise: bool) -> int:
+    def _taps(self, node: Node, x, taps: list[tuple[int, int, int]], depthwise: bool, chunk: int = 0) -> int:
         """The first tap-table word of `node` reading map `x` (its offsets depend on the map's width and
         channel slots, so bands whose input buffers are alike share them)."""
-        key = (node.name, x.width, x.pixels, x.lg)
+        key = (node.name, chunk, x.width, x.pixels, x.lg)
         if key in self.shared:
             return self.shared[key]
         self.shared[key] = len(self.taps)
@@ -292,10 +304,15 @@ class _Builder:
             self.taps.append(tuple(lanes))
         return self.shared[key]
 
-    def _weights(self, layer, node: Node, x, taps: list, out_c: int, kernel, c_pad: int) -> dict[str, int]:
-        """The node's weight tiles in the weight ROM and its per-channel parameters: w_bit, par_base."""
+    def _weights(self, layer, node: Node, x, taps: list, out_c: int, kernel, c_pad: int,
+                 chunk: int = 0) -> dict[str, int]:
+        """The node's weight tiles in the weight ROM and its per-channel parameters: w_bit, par_base (a grouped
+        conv's chunk: its block-diagonal weights and its channels' parameters)."""
         R, C = self.R, self.C
         w = self.graph.constants[node.inputs[1]].astype(np.int64)
+        m0 = chunk * out_c if layer.kind == "grouped_conv" else 0
+        if layer.kind == "grouped_conv":
+            w = chunk_weights(w, node.attrs.conv.group, layer.tiles.work.packed, chunk)
         if node.op == "QConv":
             w4 = w if w.ndim == 4 else w[:, :, None, :]
             matrix = w4.transpose(2, 3, 1, 0)  # k = (ky * kw + kx) * C_pad + c_in
@@ -309,10 +326,11 @@ class _Builder:
         shared = {"w_bit": self.weights.append(np.stack(tiles_in_order), layer.weight_bits),
                   "par_base": len(self.params)}
         rq = node.attrs.requant
+        total = m0 + out_c  # the node's channels up to the chunk's last
         bias = (self.graph.constants[node.inputs[2]].astype(np.int64) if len(node.inputs) > 2 and node.inputs[2]
-                else np.zeros(out_c, np.int64))
-        mult, shift = _per_channel(rq.multiplier, out_c), _per_channel(rq.shift, out_c)
-        neg = _per_channel(rq.neg_multiplier, out_c) if rq.neg_multiplier is not None else [0] * out_c
+                else np.zeros(total, np.int64))[m0:]
+        mult, shift = _per_channel(rq.multiplier, total)[m0:], _per_channel(rq.shift, total)[m0:]
+        neg = _per_channel(rq.neg_multiplier, total)[m0:] if rq.neg_multiplier is not None else [0] * out_c
         for ct in range(tc):
             self.params.append(tuple((int(bias[m]), mult[m], neg[m], shift[m]) if m < out_c else (0, 0, 0, 0)
                                      for m in range(ct * C, ct * C + C)))
