@@ -59,6 +59,7 @@ class BuildOptions:
     input_range: tuple[float, float] | None = None  # without calib: the range synthetic inputs are drawn from
     dump_ir: bool = False  # also write OUT/program.txt and OUT/loop_ir.txt
     hls_design: str = "auto"  # "overlay", "dataflow" (one process per layer), or auto: the overlay where it runs
+    program: str = "auto"  # the RTL's layer table: "rom" (in the top), "external" (program.bin, loaded), auto: rom
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
@@ -127,7 +128,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         if measured_search is not None:
             measured["bit_search"] = measured_search
     with step("map"):
-        mapping = map_model(quantized.graph, target)  # rejects a layer that does not fit, before anything is written
+        mapping = map_model(quantized.graph, target, program=options.program)  # rejects a layer that does not fit, before anything is written
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))

@@ -19,7 +19,7 @@ from .build import BuildOptions
 from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
-from .config import HLS_DESIGNS, load_config
+from .config import HLS_DESIGNS, PROGRAM_RESIDENCIES, load_config
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, MismatchError,
                      PathError)
 from .hls.verify import csim_build
@@ -121,13 +121,16 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               help="overlay: the target's accelerator, one RxC array sequenced by the layer program (what "
                    "report.json and the RTL describe); dataflow: one process per layer, each with its own array; "
                    "auto: the overlay, or dataflow (with a notice) where the overlay's units cannot run a layer.")
+@click.option("--program", type=click.Choice(PROGRAM_RESIDENCIES), default="auto", show_default=True,
+              help="Where the RTL's layer table lives: rom (in the generated top), external (OUT/rtl/program.bin, "
+                   "read over AXI4 on CONTROL.load; every weight then streams from external memory); auto: rom.")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          hls_design, config_path, quiet, as_json) -> None:
+          hls_design, program, config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -156,6 +159,7 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         input_range=parse_input_range(str(range_text)) if range_text else None,
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
         hls_design=str(option("hls_design", "hls_design", hls_design)),
+        program=str(option("program", "program", program)),
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
     console = _progress_console(quiet, as_json)

@@ -25,8 +25,9 @@ from .ir import Graph
 from .quant import BitConfig
 
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
-               "input_range", "hls_design"}
+               "input_range", "hls_design", "program"}
 HLS_DESIGNS = ("auto", "overlay", "dataflow")
+PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # hlsgen.hw.mapping.map_model's `program`
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
 
@@ -53,6 +54,8 @@ def load_config(path: str | Path) -> dict[str, Any]:
                 raise UsageError(f"{p}: layers.{key}.{field} must be a width from 2 to 8, got {bits!r}")
     if data.get("hls_design", "auto") not in HLS_DESIGNS:
         raise UsageError(f"{p}: hls_design must be one of {list(HLS_DESIGNS)}, got {data['hls_design']!r}")
+    if data.get("program", "auto") not in PROGRAM_RESIDENCIES:
+        raise UsageError(f"{p}: program must be one of {list(PROGRAM_RESIDENCIES)}, got {data['program']!r}")
     if isinstance(data.get("verify"), str):
         data["verify"] = [v.strip() for v in data["verify"].split(",") if v.strip()]
     return data
@@ -93,7 +96,8 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         "input_range": None if options.input_range is None else "{:g},{:g}".format(*options.input_range),
         "bits": options.bits,
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
-        "verify": list(options.verify), "dump_ir": options.dump_ir, "hls_design": options.hls_design, "layers": layers,
+        "verify": list(options.verify), "dump_ir": options.dump_ir, "hls_design": options.hls_design,
+        "program": options.program, "layers": layers,
     }
     return {k: v for k, v in config.items() if v is not None}
 

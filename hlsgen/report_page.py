@@ -132,8 +132,11 @@ def _designs(designs: dict) -> list[list[str]]:
             rows.append([label, f"none: {d.get('why', '')}", "-", "-", "-", "-"])
             continue
         what = d["design"] + (f": {d['note']}" if d.get("note") else "")
+        if d.get("program") == "external":  # the target's top: no weight ROM, the program is an image
+            what += f" (program in external memory: {d['program_image_bytes']:,}-byte program.bin)"
         rows.append([label, what, f"{d['macs_per_cycle']:,}", f"{d['dsp']:,}" if "dsp" in d else "-",
-                     f"{d['bram_18k']:,}" if "bram_18k" in d else "-", f"{d['weight_rom_bits']:,}"])
+                     f"{d['bram_18k']:,}" if "bram_18k" in d else "-",
+                     f"{d['weight_rom_bits']:,}" if "weight_rom_bits" in d else "-"])
     return rows
 
 

@@ -56,7 +56,9 @@ module hg_array_engine #(
     parameter integer PAR_AW = (PAR_DEPTH > 1) ? $clog2(PAR_DEPTH) : 1,
     parameter integer ACC_AW = (ACC_DEPTH > 1) ? $clog2(ACC_DEPTH) : 1,
     parameter integer ROW_W = (R > 1) ? $clog2(R) : 1,
-    parameter integer TAG_W = 3 + CNT_W + PIX_W + 4 * DIM_W + 2 * PW_W
+    parameter integer TAG_W = 3 + CNT_W + PIX_W + 4 * DIM_W + 2 * PW_W,
+    parameter integer LD_AW = (TAP_AW > PAR_AW) ? TAP_AW : PAR_AW,
+    parameter integer LD_W = (R * TAP_W > C * PAR_W) ? R * TAP_W : C * PAR_W
 ) (
     input  wire                   clk,
     input  wire                   rst,
@@ -102,6 +104,11 @@ module hg_array_engine #(
     output wire                   wx_slot,
     output wire [WSA_W-1:0]       wx_addr,
     input  wire [C*W_W-1:0]       wx_data,
+    // table loads (hg_program_loader): ld_en[0] writes a tap word, ld_en[1] a parameter word; tied to zero
+    // where the tables are the model's ROMs
+    input  wire [1:0]             ld_en,
+    input  wire [LD_AW-1:0]       ld_addr,
+    input  wire [LD_W-1:0]        ld_data,
     // activation memory: lane r reads bank r (one cycle of latency)
     output wire [R*ADDR_W-1:0]    rd_addr,
     input  wire [R*D_W-1:0]       rd_data,
@@ -258,8 +265,9 @@ module hg_array_engine #(
     wire [CNT_W+TAP_AW-1:0] n_rt_wide = {{TAP_AW{1'b0}}, n_rt};
     wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (running ? n_rt_wide[TAP_AW-1:0] : {TAP_AW{1'b0}});
 
-    hg_rom #(.W(R * TAP_W), .DEPTH(TAP_DEPTH), .INIT(TAP_INIT)) tap_table (
-        .clk(clk), .addr(tap_addr), .data(tap_word));
+    hg_ram #(.W(R * TAP_W), .DEPTH(TAP_DEPTH), .INIT(TAP_INIT)) tap_table (
+        .clk(clk), .we(ld_en[0]), .waddr(ld_addr[TAP_AW-1:0]), .wdata(ld_data[R*TAP_W-1:0]), .re(1'b1),
+        .raddr(tap_addr), .rdata(tap_word));
 
     always @(posedge clk) begin
         tap_pending <= load_go;
@@ -335,8 +343,10 @@ module hg_array_engine #(
     wire [CNT_W+PAR_AW-1:0] p_ct = {{PAR_AW{1'b0}}, p_tag[TAG_W-4 -: CNT_W]};
     wire [PIX_W+ACC_AW-1:0] p_pix = {{ACC_AW{1'b0}}, p_tag[TAG_W-4-CNT_W -: PIX_W]};
     wire [C*PAR_W-1:0] par;
-    hg_rom #(.W(C * PAR_W), .DEPTH(PAR_DEPTH), .INIT(PAR_INIT)) params (
-        .clk(clk), .addr(cfg_par_base + p_ct[PAR_AW-1:0]), .data(par));
+    hg_ram #(.W(C * PAR_W), .DEPTH(PAR_DEPTH), .INIT(PAR_INIT)) params (
+        .clk(clk), .we(ld_en[1]), .waddr(ld_addr[PAR_AW-1:0]), .wdata(ld_data[C*PAR_W-1:0]), .re(1'b1),
+        .raddr(cfg_par_base + p_ct[PAR_AW-1:0]), .rdata(par));
+    wire unused_ld = ^{ld_addr, ld_data};
 
     wire [C*P_W-1:0] bias;
     reg  [C*M_W-1:0] mult2, neg2;   // per lane, aligned with the sums

@@ -1,19 +1,20 @@
 // AXI-Stream master that sends one feature map from the activation memory, one element per beat in
 // [channel][row][col] order, TLAST on the last one. Reads are issued ahead into a two-entry queue, so
 // the stream runs at one beat per cycle while TREADY holds.
+// The map's geometry (as hg_stream_in's) is the generated top's constants or a loaded program's header.
 `default_nettype none
 module hg_stream_out #(
     parameter integer R = 4,
     parameter integer D_W = 8,
     parameter integer ADDR_W = 12,
-    parameter integer BASE = 0,
-    parameter integer LG = 0,
-    parameter integer HW = 1,
-    parameter integer CHANNELS = 1,
     parameter integer BANK_W = (R > 1) ? $clog2(R) : 1
 ) (
     input  wire               clk,
     input  wire               rst,
+    input  wire [ADDR_W-1:0]  base,
+    input  wire [2:0]         lg,
+    input  wire [31:0]        hw,
+    input  wire [31:0]        channels,
     input  wire               active,
     output wire [ADDR_W-1:0]  rd_addr,
     output wire [BANK_W-1:0]  rd_bank,
@@ -24,19 +25,20 @@ module hg_stream_out #(
     output wire               m_tlast,
     output reg                done
 );
-    localparam integer G = 1 << LG;
-    localparam [31:0] HW32 = HW, BASE32 = BASE, TOTAL = HW * CHANNELS;
+    wire [31:0] group = (32'd1 << lg) - 32'd1;
+    wire [31:0] total = hw * channels;
 
-    reg [31:0] pixel, channel, slot_base, sent, issued;
+    reg [31:0] pixel, channel, sent, issued;
+    reg [ADDR_W-1:0] slot_base;
     reg        inflight, inflight_last;
     reg [D_W:0] queue [0:1];   // {last, data}
     reg [1:0]  count;
     reg        head;
 
     wire pop = m_tvalid && m_tready;
-    wire issue = active && issued < TOTAL && ({1'b0, count} + {2'b00, inflight} - {2'b00, pop}) < 3'd2;
-    assign rd_addr = slot_base[ADDR_W-1:0] + pixel[ADDR_W-1:0];
-    assign rd_bank = channel[BANK_W-1:0] & G[BANK_W-1:0] - 1'b1;
+    wire issue = active && issued < total && ({1'b0, count} + {2'b00, inflight} - {2'b00, pop}) < 3'd2;
+    assign rd_addr = slot_base + pixel[ADDR_W-1:0];
+    assign rd_bank = channel[BANK_W-1:0] & group[BANK_W-1:0];
     assign m_tvalid = count != 2'd0;
     assign {m_tlast, m_tdata} = queue[head];
 
@@ -45,7 +47,7 @@ module hg_stream_out #(
         if (rst || !active) begin
             pixel <= 32'd0;
             channel <= 32'd0;
-            slot_base <= BASE32;
+            slot_base <= base;
             sent <= 32'd0;
             issued <= 32'd0;
             inflight <= 1'b0;
@@ -53,14 +55,14 @@ module hg_stream_out #(
             head <= 1'b0;
         end else begin
             inflight <= issue;
-            inflight_last <= issued == TOTAL - 1;
+            inflight_last <= issued == total - 32'd1;
             if (issue) begin
                 issued <= issued + 1;
                 pixel <= pixel + 1;
-                if (pixel == HW32 - 1) begin
+                if (pixel == hw - 32'd1) begin
                     pixel <= 32'd0;
                     channel <= channel + 1;
-                    if (channel % G == G - 1) slot_base <= slot_base + HW32;
+                    if ((channel & group) == group) slot_base <= slot_base + hw[ADDR_W-1:0];
                 end
             end
             if (inflight) queue[head ^ count[0]] <= {inflight_last, rd_data};
@@ -68,11 +70,11 @@ module hg_stream_out #(
             if (pop) begin
                 head <= !head;
                 sent <= sent + 1;
-                if (sent == TOTAL - 1) done <= 1'b1;
+                if (sent == total - 32'd1) done <= 1'b1;
             end
         end
     end
 
-    wire unused = ^{pixel[31:ADDR_W], slot_base[31:ADDR_W], channel[31:BANK_W]};
+    wire unused = ^{pixel[31:ADDR_W], hw[31:ADDR_W], channel[31:BANK_W], group[31:BANK_W]};
 endmodule
 `default_nettype wire

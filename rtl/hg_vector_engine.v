@@ -39,7 +39,9 @@ module hg_vector_engine #(
     parameter integer DIV_SHIFT_LSB = 17,
     parameter integer DIV_DEPTH = 1,
     parameter DIV_INIT = "",
-    parameter integer DIV_AW = (DIV_DEPTH > 1) ? $clog2(DIV_DEPTH) : 1
+    parameter integer DIV_AW = (DIV_DEPTH > 1) ? $clog2(DIV_DEPTH) : 1,
+    parameter integer LD_AW = (LUT_AW > DIV_AW) ? LUT_AW : DIV_AW,
+    parameter integer LD_W = (DIV_W > D_W) ? DIV_W : D_W
 ) (
     input  wire                  clk,
     input  wire                  rst,
@@ -89,6 +91,11 @@ module hg_vector_engine #(
     input  wire signed [DIM_W:0]   cfg_cnt_x1,
     input  wire [DIV_AW-1:0]     cfg_div_base,
     // activation memory: lane c reads bank c of the a plane and of the b plane
+    // table loads (hg_program_loader): ld_en[0] writes a lookup-table entry (into every lane), ld_en[1] a
+    // divisor word; tied to zero where the tables are the model's ROMs
+    input  wire [1:0]            ld_en,
+    input  wire [LD_AW-1:0]      ld_addr,
+    input  wire [LD_W-1:0]       ld_data,
     output wire [C*ADDR_W-1:0]   a_addr,
     output wire [C*ADDR_W-1:0]   b_addr,
     input  wire [C*D_W-1:0]      a_data,
@@ -227,8 +234,9 @@ module hg_vector_engine #(
     wire [DIV_W-1:0] div_word;
     generate
         if (DIV_DEPTH > 1) begin : g_div
-            hg_rom #(.W(DIV_W), .DEPTH(DIV_DEPTH), .INIT(DIV_INIT)) divisors (
-                .clk(clk), .addr(div_index[DIV_AW-1:0]), .data(div_word));
+            hg_ram #(.W(DIV_W), .DEPTH(DIV_DEPTH), .INIT(DIV_INIT)) divisors (
+                .clk(clk), .we(ld_en[1]), .waddr(ld_addr[DIV_AW-1:0]), .wdata(ld_data[DIV_W-1:0]), .re(1'b1),
+                .raddr(div_index[DIV_AW-1:0]), .rdata(div_word));
         end else begin : g_no_div
             assign div_word = {DIV_W{1'b0}};
             wire unused_div = ^div_index[DIV_AW-1:0];
@@ -306,7 +314,8 @@ module hg_vector_engine #(
         for (c = 0; c < C; c = c + 1) begin : g_lane
             wire [V_W-1:0] index = va2[c*V_W +: V_W] + {{(V_W-LUT_AW){1'b0}}, cfg_lut_base};
             hg_vector_lane #(.V_W(V_W), .M_W(VM_W), .S_W(S_W), .Z_W(Z_W), .D_W(D_W), .LUT_DEPTH(LUT_DEPTH), .LUT_INIT(LUT_INIT)) lane (
-                .clk(clk), .lookup(cfg_op == OP_LUT), .lut_addr(index[LUT_AW-1:0]),
+                .clk(clk), .lookup(cfg_op == OP_LUT), .lut_addr(index[LUT_AW-1:0]), .lut_we(ld_en[0]),
+                .lut_waddr(ld_addr[LUT_AW-1:0]), .lut_wdata(ld_data[D_W-1:0]),
                 .va(va2[c*V_W +: V_W]), .vb(vb2[c*V_W +: V_W]), .ma(ma), .mb(mb), .shift(shift),
                 .zp(cfg_zp), .lo(cfg_lo), .hi(cfg_hi), .q(o_data[c*D_W +: D_W]));
             wire unused_index = ^index[V_W-1:LUT_AW];
@@ -319,6 +328,7 @@ module hg_vector_engine #(
     assign o_cblk = o_tag[TAG_W-2 -: CNT_W];
     assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+2*PW_W-1:0];
 
+    wire unused_ld = ^{ld_en, ld_addr, ld_data};
     wire unused = ^{p_wide[ADDR_W+SRC_W-1:ADDR_W], div_index[N_W+DIV_AW-1:DIV_AW], tap_pix[OFF_W-1:ADDR_W]};
 endmodule
 `default_nettype wire

@@ -18,6 +18,9 @@ module hg_vector_lane #(
     input  wire                  clk,
     input  wire                  lookup,
     input  wire [LUT_AW-1:0]     lut_addr,
+    input  wire                  lut_we,       // a table load (hg_program_loader) writes an entry
+    input  wire [LUT_AW-1:0]     lut_waddr,
+    input  wire [D_W-1:0]        lut_wdata,
     input  wire signed [V_W-1:0] va,
     input  wire signed [V_W-1:0] vb,
     input  wire        [M_W-1:0] ma,
@@ -57,11 +60,12 @@ module hg_vector_lane #(
     reg            lookup_3;
     generate
         if (LUT_DEPTH > 1) begin : g_lut
-            hg_rom #(.W(D_W), .DEPTH(LUT_DEPTH), .INIT(LUT_INIT)) table_rom (
-                .clk(clk), .addr(lut_addr), .data(entry));
+            hg_ram #(.W(D_W), .DEPTH(LUT_DEPTH), .INIT(LUT_INIT)) table_ram (
+                .clk(clk), .we(lut_we), .waddr(lut_waddr), .wdata(lut_wdata), .re(1'b1), .raddr(lut_addr),
+                .rdata(entry));
         end else begin : g_no_lut
             assign entry = {D_W{1'b0}};
-            wire unused_lut = ^lut_addr;
+            wire unused_lut = ^{lut_addr, lut_we, lut_waddr, lut_wdata};
         end
     endgenerate
     always @(posedge clk) begin

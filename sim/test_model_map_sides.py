@@ -60,6 +60,7 @@ def test_a_tall_map_pooled_in_bands_is_bit_exact(tmp_path):
 @pytest.mark.slow
 def test_a_1000_by_320_image_in_bands_is_bit_exact(tmp_path):
     out, test, program = build(tmp_path, "wide_tall", "systolic16x16")
-    assert program["residency"] == {"weights": "on_chip", "feature_maps": "external", "input": "external"}
+    assert program["residency"] == {"weights": "on_chip", "feature_maps": "external", "input": "external",
+                                    "program": "rom"}
     assert "localparam integer DIM_W = 9;" in widths(out)
     check(out, test, 10)

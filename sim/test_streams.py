@@ -17,9 +17,15 @@ def place(c: int, pixel: int, p: dict) -> tuple[list[int], int]:
     return [j for j in range(R) if j % groups == c % groups], p["BASE"] + (c >> p["LG"]) * p["HW"] + pixel
 
 
+def drive_map(dut, p: dict) -> None:
+    """The map's geometry on the module's ports (a generated top's constants, or a loaded program's header)."""
+    dut.base.value, dut.lg.value, dut.hw.value, dut.channels.value = p["BASE"], p["LG"], p["HW"], p["CHANNELS"]
+
+
 @cocotb.test()
 async def input_stream(dut):
-    p, gen = config()["parameters"], rng()
+    p, gen = config()["map"], rng()
+    drive_map(dut, p)
     elements = [gen.randrange(256) for _ in range(p["HW"] * p["CHANNELS"])]
     dut.active.value, dut.s_tvalid.value = 0, 0
     await start(dut)
@@ -49,7 +55,8 @@ async def input_stream(dut):
 
 @cocotb.test()
 async def output_stream(dut):
-    p, gen = config()["parameters"], rng()
+    p, gen = config()["map"], rng()
+    drive_map(dut, p)
     total = p["HW"] * p["CHANNELS"]
     memory = {}
     for i in range(total):
@@ -83,5 +90,5 @@ async def output_stream(dut):
 @pytest.mark.parametrize("direction", ["in", "out"])
 def test_stream(direction):
     top = f"hg_stream_{direction}"
-    run_bench(__file__, top, {"R": R, "D_W": D_W, "ADDR_W": ADDR_W, **MAPS[direction]}, {"seed": 19},
+    run_bench(__file__, top, {"R": R, "D_W": D_W, "ADDR_W": ADDR_W}, {"seed": 19, "map": MAPS[direction]},
               testcase=f"{direction}put_stream")

@@ -17,6 +17,7 @@ import numpy as np
 from ..errors import MappingError
 from ..ir import Graph, Node
 from . import cycles as cyc
+from ..config import PROGRAM_RESIDENCIES
 from .groups import groups_per_chunk
 from .placement import Memory, map_shape, reduction_channels
 from .resources import estimate, fit
@@ -175,6 +176,7 @@ class Mapping:
     fit: dict = field(default_factory=dict)
     memory: Memory | None = None  # where every feature map lives
     weights_external: bool = False  # the weights exceed the weight memory: they stream from external memory
+    program_external: bool = False  # the RTL reads its layer table from the program image (CONTROL.load)
 
     @property
     def maps_external(self) -> bool:
@@ -190,7 +192,8 @@ class Mapping:
     def residency(self) -> dict:
         return {"weights": "external" if self.weights_external else "on_chip",
                 "feature_maps": "external" if self.maps_external else "on_chip",
-                "input": "external" if self.input_in_dram else "stream"}
+                "input": "external" if self.input_in_dram else "stream",
+                "program": "external" if self.program_external else "rom"}
 
     def placement(self, tensor: str):
         return self.memory.placement(tensor)
@@ -227,9 +230,18 @@ class Mapping:
         return next(layer for layer in self.layers if layer.name == name)
 
 
-def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
+def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "auto") -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
-    `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program)."""
+    `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program).
+    `program` (PROGRAM_RESIDENCIES): where the RTL's layer table lives; `external` (the table read from the
+    program image, behind the weights' AXI4 master) streams every weight from external memory too, so the
+    cycles charge that traffic; `auto` keeps the table in the top (rom)."""
+    if program not in PROGRAM_RESIDENCIES:
+        raise ValueError(f"program residency {program!r} is not one of {PROGRAM_RESIDENCIES}")
+    external = program == "external"
+    if external and target.external_memory is None:
+        raise MappingError(f"--program external reads the layer program from external memory, and target "
+                           f"{target.name!r} has no external_memory")
     from .banding import finish_moves, fit_activation_memory  # banding and queues build on this module's rows
     from .queues import with_waits
 
@@ -244,14 +256,15 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
     def weights(rows: list[LayerMap]) -> list[LayerMap]:
-        """The rows with their weights streamed from external memory, when the weight memory overflows."""
-        if overflow is None or target.external_memory is None:
+        """The rows with their weights streamed from external memory, when the weight memory overflows (or
+        the program is external: every weight streams)."""
+        if (overflow is None and not external) or target.external_memory is None:
             return rows
         return [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in rows]
 
     layers, memory = fit_activation_memory(graph, layers, target, weights)  # maps that do not fit move to DRAM
-    if overflow is not None:  # the weights live in external memory, streamed a tile at a time
-        mapper, total = overflow
+    if overflow is not None or external:  # the weights live in external memory, streamed a tile at a time
+        mapper, total = overflow or (None, weight_total)
         if target.external_memory is None:
             mapper.fail(f"the weights up to this layer need {total:,} bytes, more than the weight memory "
                         f"(buffers.weight = {target.buffers.weight.kib} KiB), and the target has no external_memory")
@@ -266,7 +279,7 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True) -> Mapping:
     layers = with_waits(finish_moves(layers, memory, target), memory)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
-                   memory, overflow is not None)
+                   memory, overflow is not None or external, external)
 
 
 def _external_weights(layer: LayerMap, target: Target) -> LayerMap:

@@ -34,7 +34,7 @@ def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
                     m["dram_words"])
     cycles = data["cycles"]
     return Mapping(target, data["model"], layers, cycles["input"], cycles["output"], data["resources"], data["fit"],
-                   memory, data["residency"]["weights"] == "external")
+                   memory, data["residency"]["weights"] == "external", data["residency"]["program"] == "external")
 
 
 def _row(row: dict, graph: Graph, target: Target) -> LayerMap:

@@ -22,6 +22,7 @@ from hlsgen.rtl.control import DONE, LOAD, OFFSET, START
 
 CYCLES_VAR = "HLSGEN_SIM_CYCLES"
 WEIGHTS_VAR = "HLSGEN_SIM_WEIGHTS"  # the weight image (weights.bin), for a design that reads it over AXI4
+PROGRAM_VAR = "HLSGEN_SIM_PROGRAM"  # the program image (program.bin), in the same memory (--program external)
 DRAM_VAR = "HLSGEN_SIM_DRAM"  # "<bytes per cycle> <random: 0 or 1>"
 FMAP_VAR = "HLSGEN_SIM_FMAP"  # "<image bytes> <input byte offset> <input bytes per image> <input words file or ->"
 PERIOD_NS = 10
@@ -42,13 +43,21 @@ def dram_pauses(beat_bytes: int, bytes_per_cycle: float, backpressure: bool, see
             yield True
 
 
-def attach_dram(dut, image: bytes, bytes_per_cycle: float, backpressure: bool) -> None:
+def program_base(weights: bytes) -> int:
+    """Where the program image goes: the page after the weight image (aligned as hg_program_loader needs)."""
+    return (WEIGHTS_BASE + len(weights) + 0xFFF) & ~0xFFF
+
+
+def attach_dram(dut, image: bytes, bytes_per_cycle: float, backpressure: bool, program: bytes = b""):
     from cocotbext.axi import AxiRamRead, AxiReadBus
 
-    size = (WEIGHTS_BASE + len(image) + 0xFFF) & ~0xFFF
+    size = (program_base(image) + len(program) + 0xFFF) & ~0xFFF
     ram = AxiRamRead(AxiReadBus.from_prefix(dut, "m_axi"), dut.clk, size=size)
     ram.write(WEIGHTS_BASE, image)
+    if program:  # a top that holds its own program has none to load
+        ram.write(program_base(image), program)
     ram.r_channel.set_pause_generator(dram_pauses(len(dut.m_axi_rdata) // 8, bytes_per_cycle, backpressure))
+    return ram
 
 
 def attach_fmap_dram(dut, size: int, bytes_per_cycle: float, backpressure: bool):
@@ -66,14 +75,14 @@ def attach_fmap_dram(dut, size: int, bytes_per_cycle: float, backpressure: bool)
     return ram
 
 
-async def host(dut, load) -> None:
+async def host(dut, load, program_at: int = 0) -> None:
     """The host on s_axi_ctrl: set both images' bases, enable the interrupt, load the layer program, then run
     image after image (each first written into the feature-map image by `load(k)`, when the input lives there)
     until the testbench has taken the last output."""
     from cocotbext.axi import AxiLiteBus, AxiLiteMaster
 
     axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axi_ctrl"), dut.clk)
-    for name, base in (("WEIGHTS_BASE", WEIGHTS_BASE), ("FMAP_BASE", FMAP_BASE)):
+    for name, base in (("WEIGHTS_BASE", WEIGHTS_BASE), ("FMAP_BASE", FMAP_BASE), ("PROGRAM_BASE", program_at)):
         await axil.write(OFFSET[f"{name}_LO"], (base & 0xFFFFFFFF).to_bytes(4, "little"))
         await axil.write(OFFSET[f"{name}_HI"], (base >> 32).to_bytes(4, "little"))
     await axil.write(OFFSET["IRQ_ENABLE"], b"\x01")
@@ -98,11 +107,14 @@ async def host(dut, load) -> None:
 @cocotb.test()
 async def stream_images(dut):
     cocotb.start_soon(Clock(dut.clk, PERIOD_NS, unit="ns").start())
-    controlled, load = False, None
+    controlled, load, program_at = False, None, 0
     if os.environ.get(WEIGHTS_VAR):
         controlled = True
         rate, random_pauses = os.environ[DRAM_VAR].split()
-        attach_dram(dut, Path(os.environ[WEIGHTS_VAR]).read_bytes(), float(rate), random_pauses == "1")
+        weights = Path(os.environ[WEIGHTS_VAR]).read_bytes()
+        program = Path(os.environ[PROGRAM_VAR]).read_bytes() if os.environ.get(PROGRAM_VAR) else b""
+        attach_dram(dut, weights, float(rate), random_pauses == "1", program)
+        program_at = program_base(weights)
     if os.environ.get(FMAP_VAR):
         rate, random_pauses = os.environ[DRAM_VAR].split()
         size, offset, per_image, inputs = os.environ[FMAP_VAR].split()
@@ -114,7 +126,7 @@ async def stream_images(dut):
             def load(k: int) -> None:
                 ram.write(at, words[k * per:(k + 1) * per])
     if controlled:
-        cocotb.start_soon(host(dut, load))
+        cocotb.start_soon(host(dut, load, program_at))
     limit = int(os.environ.get(CYCLES_VAR, "100000000"))
     await First(RisingEdge(dut.finished), Timer(limit * PERIOD_NS, unit="ns"))
     assert int(dut.finished.value) == 1, f"the design did not finish within {limit:,} cycles"

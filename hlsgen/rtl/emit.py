@@ -12,12 +12,19 @@ from .render import write_rtl
 
 def write_build_rtl(folder: Path, mapping: Mapping, graph: Graph, notices: list[str]) -> dict:
     """Write the RTL of layer program `mapping` (of the integer graph `graph`); a model the RTL cannot
-    implement gets a notice instead. Returns what report.json says about it."""
+    implement gets a notice instead (unless the program is to be loaded into the target's top: an error).
+    Returns what report.json says about it."""
     try:
         program = compile_program(mapping, graph)
     except MappingError as exc:
+        if mapping.program_external:  # asked for the target's top: a model it cannot run is an error
+            raise
         notices.append(f"no Verilog RTL for this model: {exc}")
         return {"design": None, "why": str(exc)}
-    write_rtl(program, folder)
-    return {"design": "overlay", "layers": len(program.layers), "macs_per_cycle": program.rows * program.cols,
-            "weight_rom_bits": program.weight_rom_bits}
+    files = write_rtl(program, folder)
+    summary = {"design": "overlay", "layers": len(program.layers), "macs_per_cycle": program.rows * program.cols,
+               "program": "external" if files.program_image else "rom"}
+    if files.program_image:  # the target's top: the program and the weights are images to load
+        return summary | {"top": files.top, "program_image_bytes": files.program_image.stat().st_size,
+                          "weight_image_bytes": files.weight_image.stat().st_size}
+    return summary | {"weight_rom_bits": program.weight_rom_bits}

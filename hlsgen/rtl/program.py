@@ -30,6 +30,7 @@ from ..hw.placement import map_shape
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
+from .overlay import Overlay, check_fits, overlay
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
                     param_word, tap_word, verilog_parameters)
@@ -43,6 +44,16 @@ VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resi
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
               "pool_w")
 SIGNED_DIM_FIELDS = ("x0", "y0", "cnt_y0", "cnt_y1", "cnt_x0", "cnt_x1")
+# what a model's program needs of the overlay (--program external), in the words of a refusal
+OVERLAY_NEEDS = {
+    "ADDR_W": "bits of activation-memory addresses (ADDR_W)", "DIM_W": "bits of map coordinates (DIM_W)",
+    "OFF_W": "bits of window offsets (OFF_W)", "ST_W": "bits of strides (ST_W)", "CNT_W": "bits of tile and channel counts (CNT_W)",
+    "VPIX_W": "bits of vector-unit pixel counts (VPIX_W)", "WORD_W": "bits of feature-map image words (WORD_W)",
+    "SEG_W": "bits of move segments (SEG_W)", "plane0": "words per bank in activation plane 0",
+    "plane1": "words per bank in activation plane 1", "dw_copies": "depthwise window copies",
+    "dw_depth": "words per depthwise window copy", "pool_depth": "pixels in a fused MaxPool's input row",
+    "layers": "layer-table rows", "taps": "tap-table words", "params": "parameter words",
+    "lut": "lookup-table entries", "divisors": "divisor words"}
 
 
 @dataclass
@@ -82,6 +93,7 @@ class Program:
     fmaps_external: bool = False  # feature maps move through external memory (hg_fmap_dma, m_axi_fmap)
     input_in_dram: bool = False  # the host writes the input into the feature-map image (no input stream)
     dram_words: int = 0  # the feature-map image, in activation-memory words
+    overlay: Overlay | None = None  # --program external: the target's top, which loads this program (widths are its)
 
     @property
     def word_parameters(self) -> dict[str, int]:
@@ -163,10 +175,14 @@ class _Compiler:
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
             self._writer_fields(layer, maps[layer.output])
         widths = self._widths(maps)
+        shape = self._on_overlay(widths) if self.mapping.program_external else None
+        if shape is not None:
+            widths = shape.width
         word = tap_word(self.addr_w, widths["DIM_W"])  # a tap's kernel offsets are map coordinates
         taps = [_pack([word.pack(valid=v, dy=dy, dx=dx, off=off) for v, dy, dx, off in lanes], word.width)
                 for lanes in self.taps]
-        fmaps_external = self.mapping.maps_external or self.mapping.input_in_dram
+        # the overlay has the feature-map master whether or not this model uses it
+        fmaps_external = self.mapping.maps_external or self.mapping.input_in_dram or shape is not None
         if fmaps_external and self.target.external_memory.data_bits > R * ACT_BITS:
             raise MappingError(f"feature maps move through external memory, and a {self.target.external_memory.data_bits}"
                                f"-bit AXI4 beat is wider than an activation-memory word ({R} bytes): the RTL moves "
@@ -175,7 +191,7 @@ class _Compiler:
                        memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
                        self.word_slices, taps, self.params,
                        self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,
-                       fmaps_external, self.mapping.input_in_dram, memory.dram_words)
+                       fmaps_external, self.mapping.input_in_dram, memory.dram_words, shape)
 
     # ---- what the RTL's modules implement ---------------------------------------------------------
     def _add_move(self, row: LayerMap) -> None:
@@ -518,6 +534,22 @@ class _Compiler:
                             pool_h=out.height, pool_w=out.width, out_dw=int(out.dw_read), out_dw_base=out.dw_base + slot)
 
     # ---- widths ------------------------------------------------------------------------------------
+    def _on_overlay(self, widths: dict[str, int]) -> Overlay:
+        """--program external: the target's overlay, once the model's own `widths`, memory and tables are
+        known to fit it; the program is then encoded at the overlay's widths."""
+        t = self.target
+        slices = max(slices_per_word(t.widths.operand_bits), t.external_memory.data_bits // self.C)
+        shape = overlay(t, slices)
+        pooled = max([layer.fields["pool_w"] for layer in self.layers if layer.fields.get("pool")], default=1)
+        # the memory and the tables first: the widths follow from them, and a refusal names the cause
+        needs = {"plane0": self.depths[0], "plane1": self.depths[1], "dw_copies": self.dw_copies,
+                 "dw_depth": self.dw_depth, "pool_depth": pooled, "layers": len(self.layers), "taps": len(self.taps),
+                 "params": len(self.params), "lut": len(self.lut), "divisors": len(self.divisors)} | widths
+        check_fits(shape, t, needs, OVERLAY_NEEDS)
+        self.addr_w, self.weight_w, self.word_slices = shape.width["ADDR_W"], shape.weight_bits, slices
+        self.depths, self.dw_copies, self.dw_depth = shape.plane_depth, shape.dw_copies, shape.dw_depth
+        return shape
+
     def _widths(self, maps: dict[str, FeatureMap]) -> dict[str, int]:
         """Bit widths of the generated top's counters and addresses (each with room to spare).
 

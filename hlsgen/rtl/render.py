@@ -17,6 +17,7 @@ from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import Program
 from .fmap_dma import B_LATENCY
+from .program_image import HEADER_WORDS, header_beats, program_image, slot_bytes, tables
 from .weight_dma import (AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image,
                          word_beats)
 from .words import POOL_W, SHIFT_W, UP_W, VEC_MULT_W, Z_W
@@ -32,6 +33,7 @@ class RtlFiles:
     sources: tuple[Path, ...]  # every Verilog file, hand-written modules first
     memories: tuple[Path, ...]
     weight_image: Path | None = None  # the weights the testbench loads into external memory (hg_weight_dma)
+    program_image: Path | None = None  # --program external: the program the top loads (hg_program_loader)
 
     @property
     def design_sources(self) -> tuple[Path, ...]:
@@ -49,8 +51,8 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
     """(name, width) of every column of the layer table, in the order the template prints them."""
     w = program.widths
     aw, dim, off, cnt, pix = w["ADDR_W"], w["DIM_W"], w["OFF_W"], w["CNT_W"], w["PIX_W"]
-    rom = {m: _aw(len(getattr(program, m))) for m in MEMORIES}
-    rom["weights"] = _aw(weight_depth(program)) + (program.weight_word_slices - 1).bit_length()  # a slice address
+    rom = {m: _aw(depth) for m, depth in memory_depths(program).items()}
+    rom["weights"] += (program.weight_word_slices - 1).bit_length()  # a slice address
     moves = [("dma", 1), ("dma_store", 1), ("dma_segments", w["SEG_W"]), ("dma_words", w["WORD_W"]),
              ("dma_dram_word", w["WORD_W"]), ("dma_dram_stride", w["WORD_W"]), ("dma_buf_base", aw),
              ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw)] if program.fmaps_external else []
@@ -72,6 +74,17 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", POOL_W), ("pool_kw", POOL_W), ("pool_h", dim),
         ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw),
     ]
+
+
+def memory_depths(program: Program) -> dict[str, int]:
+    """Entries of the top's memories: the model's ROMs, or the overlay's tables (and a weight image as large
+    as the AXI4 master addresses)."""
+    if program.overlay is None:
+        return {m: max(len(getattr(program, m)), 1) for m in MEMORIES} | {"weights": weight_depth(program)}
+    capacity = vars(program.overlay.capacity)
+    slices = (program.weight_word_slices - 1).bit_length()
+    return {m: capacity[m] for m in MEMORIES if m != "weights"} | {
+        "weights": 1 << (program.overlay.width["WSA_W"] - slices)}
 
 
 def _aw(depth: int) -> int:
@@ -103,7 +116,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     """The generated top, its testbench, the ROM images and a copy of every hand-written module."""
     folder.mkdir(parents=True, exist_ok=True)
     t = program.target
-    top = module_name(program.name)
+    ov = program.overlay
+    top = module_name(f"overlay_{t.name}" if ov else program.name)
     fields = config_fields(program)
     inp, out = program.maps[program.input_map], program.maps[program.output_map]
     shared = program.word_parameters
@@ -114,8 +128,11 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     image = folder / "weights.bin" if program.weights_external else None
     if image is not None:
         image.write_bytes(weight_image(program))
+    loaded = folder / "program.bin" if ov else None
+    if loaded is not None:  # no ROM: the tables are loaded
+        loaded.write_bytes(program_image(program, fields))
     for name in MEMORIES:
-        if name == "weights" and image is not None:  # no weight ROM
+        if (name == "weights" and image is not None) or loaded is not None:  # no ROM
             continue
         path = folder / f"{name}.mem"
         path.write_text(_hex_lines(getattr(program, name), word_bits[name]))
@@ -123,14 +140,15 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     context = dict(
         top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
         w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=out, acc_depth=accumulator_depth(t),
-        depths={m: max(len(getattr(program, m)), 1) for m in MEMORIES} | {"weights": weight_depth(program)},
+        depths=memory_depths(program),
         tile_words=tile_words(program), tiles_ahead=tiles_ahead(program), axi_aw=AXI_ADDR_BITS,
         word_beats=word_beats(program) if program.weights_external else 1,
-        wsa_w=dict(fields)["w_base"], lut_used=bool(program.lut),
+        wsa_w=dict(fields)["w_base"], lut_used=bool(program.lut) or ov is not None,
         ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if t.external_memory else 0,
         b_delay=max(t.external_memory.read_latency - B_LATENCY, 0) if t.external_memory else 0,
-        divisors_used=bool(program.divisors),
-        pool_depth=_pool_depth(program),
+        divisors_used=bool(program.divisors) or ov is not None,
+        pool_depth=ov.pool_depth if ov else _pool_depth(program), layer_count=ov.capacity.layers if ov else len(program.layers),
+        ld=_load_buses(program, fields),
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))
     (folder / f"{top}_tb.v").write_text(render("tb.v.j2", **context))
@@ -140,7 +158,42 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         shutil.copyfile(src, dst)
         copied.append(dst)
     return RtlFiles(folder, top, f"{top}_tb", tuple(copied + [folder / f"{top}.v", folder / f"{top}_tb.v"]),
-                    tuple(memories), image)
+                    tuple(memories), image, loaded)
+
+
+@dataclass(frozen=True)
+class LoadBuses:
+    """The widths of the engines' table-load ports (zero in a top with ROMs) and, in the overlay, the loader's
+    parameters and where the top finds each field of a layer-table row and each word of the header."""
+
+    array: tuple[int, int]  # (address bits, data bits): hg_array_engine's LD_AW, LD_W
+    vector: tuple[int, int]
+    loader: dict | None = None
+    row: tuple[tuple[str, int, int], ...] = ()  # (field, width, lowest bit) of a layer-table row
+    header: dict | None = None  # header word -> index (32-bit words)
+
+
+def _load_buses(program: Program, fields: list[tuple[str, int]]) -> LoadBuses:
+    shared, depths = program.word_parameters, memory_depths(program)
+    array = (max(_aw(depths["taps"]), _aw(depths["params"])),
+             max(program.rows * shared["TAP_W"], program.cols * shared["PAR_W"]))
+    lut_aw = _aw(depths["lut"])  # the vector engine's LUT_DEPTH / DIV_DEPTH: 1 when unused
+    vector = (max(lut_aw if program.lut or program.overlay else 1, _aw(depths["divisors"]) if program.divisors
+                  or program.overlay else 1), max(shared["DIV_W"], program.target.widths.operand_bits))
+    if program.overlay is None:
+        return LoadBuses(array, vector)
+    data_bits = program.target.external_memory.data_bits
+    tables_ = tables(program, fields)
+    offsets, row = 0, []
+    for name, width in fields:
+        row.append((name, width, offsets))
+        offsets += width
+    loader = {"TABLES": len(tables_), "HDR_BEATS": header_beats(data_bits),
+              "BEATS_LG": sum(t.beats_lg(data_bits) << (4 * i) for i, t in enumerate(tables_)),
+              "ENTRY_W": max(t.width for t in tables_), "SLOT_BEATS": slot_bytes(tables_, data_bits) * 8 // data_bits,
+              "ENTRY_AW": max(_aw(program.overlay.capacity.layers), *(_aw(depths[m]) for m in MEMORIES if m != "weights"))}
+    header = {"layers": 1} | {name: 1 + len(tables_) + i for i, name in enumerate(HEADER_WORDS)}
+    return LoadBuses(array, vector, loader, tuple(row), header)
 
 
 def _pool_depth(program: Program) -> int:

@@ -24,7 +24,7 @@ from ..hw.cycles import utilization
 from ..hw.program_io import read_program
 from ..npz_io import read_npz
 from ..progress import Step, silent
-from .cocotb_model import DRAM_VAR, FMAP_VAR, WEIGHTS_VAR
+from .cocotb_model import DRAM_VAR, FMAP_VAR, PROGRAM_VAR, WEIGHTS_VAR
 from .fmap_dma import image_bytes, input_words
 from .program import compile_program
 from .render import write_rtl
@@ -47,6 +47,7 @@ class SimResult:
     run_seconds: float  # the whole simulator process
     sim_seconds: float  # the simulation itself (cocotb's real time), without start-up
     mismatches: list[str] = field(default_factory=list)  # "image i element k: rtl v, reference w"
+    load_cycles: int | None = None  # --program external: the program's load (CONTROL.load to its end)
 
     @property
     def cycles_per_inference(self) -> int:
@@ -89,7 +90,12 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
 
     capacity = max(MAX_IMAGES, 1 << (count - 1).bit_length())  # a power of two: few distinct builds
     build_dir = Path(build_root) / f"{files.tb}_{target.name}" if build_root else work / "build"
-    design = Design(files.tb, list(files.sources), build_dir, {"MAX_IMAGES": capacity})
+    parameters, model_args = {"MAX_IMAGES": capacity}, []
+    if program.overlay is not None:  # the overlay's testbench learns the model's input from plusargs
+        parameters["MAX_INPUT"] = max(1 << 20, 1 << (flat.size - 1).bit_length())
+        model_args = [f"+in_elems={flat.shape[1]}", f"+in_dram={int(program.input_in_dram)}"]
+    plusargs = [f"+images={count}", *model_args]
+    design = Design(files.tb, list(files.sources), build_dir, parameters)
     try:
         with step("Verilator build of the RTL"):
             build_seconds = build(design, log_file=work / "build.log")
@@ -97,13 +103,15 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         env = {"HLSGEN_SIM_CYCLES": str(CYCLE_BUDGET * mapping.cycles * count + 10_000)}
         if files.weight_image is not None:
             env |= {WEIGHTS_VAR: str(files.weight_image.resolve())}
+        if files.program_image is not None:
+            env |= {PROGRAM_VAR: str(files.program_image.resolve())}
         if program.fmaps_external:
             env |= {FMAP_VAR: _fmap_setting(program, int_inputs[graph.inputs[0]], work)}
         if files.weight_image is not None or program.fmaps_external:
             env |= {DRAM_VAR: f"{target.external_memory.bytes_per_cycle} {int(backpressure)}"}
         with step(f"RTL simulation of {count} image(s)"):
             tests, failed = run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "run.log",
-                                plusargs=[f"+images={count}"])
+                                plusargs=plusargs)
         run_seconds = time.perf_counter() - start
     except (SystemExit, RuntimeError) as exc:  # cocotb's runner exits (older) or raises (newer) when a tool fails
         why = f"exit {exc.code}" if isinstance(exc, SystemExit) else str(exc)
@@ -117,7 +125,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     if result.mismatches:
         image = int(result.mismatches[0].split()[1])
         with step(f"RTL trace of image {image} to find the first wrong layer"):
-            where = _first_wrong_layer(design, work, env, program, int_inputs, image)
+            where = _first_wrong_layer(design, work, env, program, int_inputs, image, model_args)
         raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
                             + "; ".join(result.mismatches[:3]) + (f"; first wrong value: {where}" if where else ""))
     return result
@@ -133,11 +141,12 @@ def _fmap_setting(program, images: np.ndarray, work: Path) -> str:
     return f"{image_bytes(program)} {offset} {len(words) // len(images)} {path.resolve()}"
 
 
-def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_inputs: dict, image: int) -> str | None:
+def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_inputs: dict, image: int,
+                       model_args: list[str]) -> str | None:
     """Simulate up to `image` again, logging every activation write, and name the first wrong value."""
     trace = work / "trace.log"
     run(design, "hlsgen.rtl.cocotb_model", work, env, log_file=work / "trace_run.log",
-        plusargs=[f"+images={image + 1}", "+trace=1"])
+        plusargs=[f"+images={image + 1}", "+trace=1", *model_args])
     (work / "sim.log").replace(trace)
     return first_difference(program, trace.read_text().splitlines(), int_inputs, image)
 
@@ -159,7 +168,7 @@ def _build_target(folder: Path):
 
 def _parse(log: Path) -> dict:
     """The testbench log as {"out": {image: {index: raw}}, "image": {image: cycles}, "layer": ..., "in": ...}."""
-    parsed: dict = {"out": {}, "image": {}, "layer": {}, "in": {}}
+    parsed: dict = {"out": {}, "image": {}, "layer": {}, "in": {}, "load": None}
     for line in log.read_text().splitlines():
         kind, *values = line.split()
         numbers = [int(v) for v in values]
@@ -169,6 +178,8 @@ def _parse(log: Path) -> dict:
             parsed["layer"].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
         elif kind in ("image", "in"):
             parsed[kind][numbers[0]] = numbers[1]
+        elif kind == "load":
+            parsed["load"] = numbers[0]
     return parsed
 
 
@@ -200,7 +211,7 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
     for i, layer in enumerate(program.layers):
         layer_cycles[layer.name] = layer_cycles.get(layer.name, 0) + first.get(i, 0)
     return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
-                     build_seconds, run_seconds, sim_seconds, mismatches)
+                     build_seconds, run_seconds, sim_seconds, mismatches, parsed["load"])
 
 
 def _record(path: Path, result: SimResult, program, mapping) -> None:
@@ -223,6 +234,8 @@ def _record(path: Path, result: SimResult, program, mapping) -> None:
         "simulation_s": round(result.sim_seconds, 3),
         "simulated_cycles_per_s": round(sum(result.cycles) / max(result.sim_seconds, 1e-3)),
     }
+    if result.load_cycles is not None:
+        total["rtl_simulation"]["program_load_cycles"] = result.load_cycles
     path.write_text(json.dumps(report, indent=1) + "\n")
 
 

@@ -10,9 +10,8 @@ of a word holds its bits [j * data_bits, (j + 1) * data_bits).
 """
 from __future__ import annotations
 
+from .overlay import AXI_ADDR_BITS, MIN_WEIGHT_BITS
 from .program import ARRAY, Program
-
-AXI_ADDR_BITS = 32
 
 
 def word_bytes(program: Program) -> int:
@@ -31,8 +30,10 @@ def weight_image(program: Program) -> bytes:
 
 def tile_words(program: Program) -> int:
     """Words one slot holds: the most any weight tile spans (from the slice it starts at), rounded up to a
-    power of two."""
+    power of two. The overlay's: any tile of weights up to W_W bits, from any slice."""
     s, words = program.weight_word_slices, 1
+    if program.overlay is not None:
+        return 1 << ((program.rows * program.widths["W_W"] - 1) // s + 1).bit_length()
     for layer in program.layers:
         if layer.kind == ARRAY:
             f = layer.fields
@@ -57,8 +58,11 @@ RAM_LATENCY = 2
 
 def tiles_ahead(program: Program) -> int:
     """Tiles the DMA may request before their data arrives: the bytes the port moves in one read latency, in
-    tiles of the narrowest layer, plus the two the slots hold, so the latency never starves the array."""
+    tiles of the narrowest layer (in the overlay: of the narrowest weights, 2 bits), plus the two the slots hold,
+    so the latency never starves the array."""
     memory = program.target.external_memory
     narrowest = min([layer.row.weight_bits for layer in program.layers if layer.kind == ARRAY] or [8])
+    if program.overlay is not None:
+        narrowest = MIN_WEIGHT_BITS
     tile_bytes = program.rows * program.cols * narrowest // 8
     return -(-memory.read_latency * round(memory.bytes_per_cycle * 1000) // (tile_bytes * 1000)) + 2

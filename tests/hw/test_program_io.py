@@ -35,7 +35,7 @@ def test_a_program_with_external_weights_reads_back_equal(tmp_path):
     write_program(mapping, tmp_path)
     assert read_program(tmp_path, graph, target) == mapping and mapping.weights_external
     data = json.loads((tmp_path / PROGRAM_FILE).read_text())
-    assert data["residency"] == {"weights": "external", "feature_maps": "on_chip", "input": "stream"}
+    assert data["residency"] == {"weights": "external", "feature_maps": "on_chip", "input": "stream", "program": "rom"}
     assert data["rows"][2]["transfers"] == [{"what": "weights", "direction": "read", "bytes": 128 * 256}]
 
 

@@ -1,0 +1,112 @@
+"""--program external: the generated Verilog depends only on the target (two models, byte-identical .v files,
+lint-clean), program.bin holds each model's layer table and tables exactly as the loader reads them, and a
+model the overlay cannot hold, or a target without external memory, is a one-line exit-3 refusal."""
+import json
+
+import pytest
+import yaml
+
+from hlsgen.cli import main
+from hlsgen.hw import load_target, map_model
+from hlsgen.hw.target import builtin_targets
+from hlsgen.rtl.program import compile_program
+from hlsgen.rtl.program_image import HEADER_BITS, HEADER_WORDS, MAGIC, VERSION, header, slot_bytes, tables
+from hlsgen.rtl.render import config_fields, write_rtl
+from hlsgen.rtl.toolchain import lint
+from tests.cli.test_errors import assert_one_line_error, run_cli
+from tests.hw.models import integer_graph
+
+EXAMPLE = "examples/digits/digits.onnx"
+CALIB = "examples/digits/calib.npz"
+
+
+def overlay_program(model: str, target: str):
+    graph = integer_graph(model)
+    return compile_program(map_model(graph, load_target(target), program="external"), graph)
+
+
+@pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16"])
+def test_two_models_on_one_target_get_byte_identical_verilog(tmp_path, target):
+    files = [write_rtl(overlay_program(model, target), tmp_path / model) for model in ("digits", "window_pools")]
+    a, b = (sorted(f.folder.glob("*.v")) for f in files)
+    assert [p.name for p in a] == [p.name for p in b] and f"overlay_{target}_top.v" in [p.name for p in a]
+    for x, y in zip(a, b):
+        assert x.read_bytes() == y.read_bytes(), f"{x.name} differs between the models"
+    assert files[0].program_image.read_bytes() != files[1].program_image.read_bytes()
+    assert not list(files[0].folder.glob("*.mem")), "the overlay has no ROM images"
+    for top in (files[0].top, files[0].tb):
+        ok, messages = lint(list(files[0].sources), top)
+        assert ok, messages
+
+
+def test_the_program_image_holds_every_row_and_table_where_the_loader_reads_them(tmp_path):
+    program = overlay_program("window_pools", "systolic16x16")  # average and max pools: divisors, dma rows
+    fields = config_fields(program)
+    files = write_rtl(program, tmp_path)
+    image, data_bits = files.program_image.read_bytes(), program.target.external_memory.data_bits
+    words = [int.from_bytes(image[4 * k:4 * k + 4], "little") for k in range(HEADER_BITS // 32)]
+    tables_ = tables(program, fields)
+    assert words[0] == MAGIC << 16 | VERSION
+    assert words[1:1 + len(tables_)] == [len(t.entries) for t in tables_] and words[1] == len(program.layers)
+    geometry = header(program)
+    assert words[1 + len(tables_):1 + len(tables_) + len(HEADER_WORDS)] == [geometry[k] for k in HEADER_WORDS]
+    offset = HEADER_BITS // 8
+    for table in tables_:  # each table after the last, its entries aligned to their own size
+        size = (data_bits << table.beats_lg(data_bits)) // 8
+        assert size <= slot_bytes(tables_, data_bits) <= 4096 and table.width <= size * 8
+        offset += -offset % size
+        for entry in table.entries:
+            assert int.from_bytes(image[offset:offset + size], "little") == entry
+            offset += size
+    assert offset == len(image)
+    # a row's fields, low bits first, are the layer's (two's complement at the field's width)
+    rows = tables_[0].entries
+    for layer, row in zip(program.layers, rows):
+        lsb = 0
+        for name, width in fields:
+            assert (row >> lsb) & ((1 << width) - 1) == layer.fields.get(name, 0) & ((1 << width) - 1), name
+            lsb += width
+    assert any(t.name == "divisors" and t.entries for t in tables_)
+
+
+def test_the_build_reports_the_residency_and_writes_the_images(tmp_path):
+    out = tmp_path / "build"
+    assert main(["build", EXAMPLE, "--calib", CALIB, "--target", "systolic8x8", "--program", "external", "-o",
+                 str(out), "-q"]) == 0
+    residency = json.loads((out / "program.json").read_text())["residency"]
+    assert residency["program"] == "external" and residency["weights"] == "external"
+    rtl = json.loads((out / "report.json").read_text())["designs"]["rtl"]
+    assert rtl["program"] == "external" and rtl["top"] == "overlay_systolic8x8_top"
+    assert rtl["program_image_bytes"] == (out / "rtl" / "program.bin").stat().st_size > 0
+    assert rtl["weight_image_bytes"] == (out / "rtl" / "weights.bin").stat().st_size > 0
+    assert not list((out / "rtl").glob("*.mem"))
+    rom = tmp_path / "rom"
+    assert main(["build", EXAMPLE, "--calib", CALIB, "--target", "systolic8x8", "-o", str(rom), "-q"]) == 0
+    assert json.loads((rom / "program.json").read_text())["residency"]["program"] == "rom"
+    assert json.loads((rom / "report.json").read_text())["designs"]["rtl"]["program"] == "rom"
+
+
+def target_file(folder, **changes) -> str:
+    data = yaml.safe_load(builtin_targets()["systolic16x16"].read_text())
+    data["name"] = "changed"
+    for key, value in changes.items():
+        if value is None:
+            del data[key]
+        else:
+            data["buffers"][key]["kib"] = value
+    path = folder / "changed.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
+@pytest.mark.parametrize("changes, fragments", [
+    ({"input": 8}, ("--program external", "activation plane 0", "build with --program rom")),
+    ({"external_memory": None}, ("--program external", "has no external_memory")),
+], ids=["plane", "no-external-memory"])
+def test_what_the_overlay_cannot_hold_is_an_exit_3_refusal(tmp_path, capsys, changes, fragments):
+    target = target_file(tmp_path, **changes)
+    code, _, err = run_cli(capsys, "build", EXAMPLE, "--calib", CALIB, "--target", target, "--program", "external",
+                           "-o", str(tmp_path / "out"), "-q")
+    assert code == 3
+    assert_one_line_error(err, *fragments)
+    assert not (tmp_path / "out").exists()
