@@ -7,7 +7,8 @@ layers narrowed from 128 to 32 so its weights fit every shipped target's weight 
 to 24, 40 and 12 channels and a Dense over a 4x4 map, whose taps the layer program pads) and pools
 (tests/hw/models.py: padded, overlapping, dilated and ceil-mode pools on the vector unit) and grouped
 (tests/hw/models.py: grouped convolutions, a pass per group and packed groups) strided (a Conv and a
-MaxPool of stride 16) and copies (a channel Concat, a standalone Pad)."""
+MaxPool of stride 16), copies (a channel Concat, a standalone Pad, a Transpose) and spatial_concat (Concats
+along rows and columns)."""
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,8 @@ import onnx
 from onnx import numpy_helper
 
 from hlsgen import zoo
-from tests.hw.models import copies_model, grouped_cnn_model, odd_cnn_model, strided_model, window_pools_model
+from tests.hw.models import (copies_model, grouped_cnn_model, odd_cnn_model, spatial_concat_model, strided_model,
+                             window_pools_model)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
@@ -48,6 +50,8 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         model = strided_model()
     elif name == "copies":
         model = copies_model()
+    elif name == "spatial_concat":
+        model = spatial_concat_model()
     else:
         model = zoo.anomaly_autoencoder(hidden=hidden) if hidden else zoo.ZOO[name]()
     path = folder / f"{name}.onnx"

@@ -15,7 +15,7 @@ from models import NAMES
 CYCLE_TOLERANCE = 0.02
 # output integers per image
 OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10, "grouped": 10,
-                                                 "strided": 10, "copies": 10}
+                                                 "strided": 10, "copies": 10, "spatial_concat": 10}
 
 
 def check(build_folder, name: str, target: str, images: int | None):
@@ -99,6 +99,16 @@ def test_concat_pad_and_transpose_are_bit_exact(build_folder):
     assert result.cycles_per_inference == result.model_cycles
     assert result.layer_cycles["cat"] == 2 * (81 + 8) and result.layer_cycles["pad"] == 2 * 120 + 8
     assert result.layer_cycles["swap"] == 2 * 30 + 8
+
+
+@pytest.mark.rtl
+def test_concats_along_rows_and_columns_are_bit_exact(build_folder):
+    """Each input of a Concat along rows or columns is a vector pass written from its first row or column of
+    the output (the writer's base moved there, its row stride the output's width), on 16 rows: exactly the
+    program's cycles."""
+    result = check(build_folder, "spatial_concat", "systolic16x16", 4)
+    assert result.cycles_per_inference == result.model_cycles
+    assert result.layer_cycles["cat_rows"] == (30 + 8) + (18 + 8)
 
 
 @pytest.mark.rtl

@@ -392,14 +392,14 @@ class _Layer:
         return tensor_bits(self.graph, tensor)
 
     def _copy_cycles(self, count: int) -> int:
-        """A channel Concat and a standalone Pad of pixels run as vector passes over output pixels (docs/rtl.md,
+        """A Concat and a standalone Pad of pixels run as vector passes over output pixels (docs/rtl.md,
         "Copies"): a pass per input of a Concat (its channel blocks x its pixels), a window tap per output
         pixel of a Pad or of a Transpose of rows and columns; other copies (and axes) cost the copy engine's
         ceil(elements / C) beats."""
         node, rank = self.node, len(self.ys)
-        if node.op == "Concat" and node.attrs.axis == 1 and rank >= 2:
-            pixels = self._batch_pixels(self.ys)
-            return sum(cyc.vector_cycles(math.ceil(self.graph.shape(t)[1] / self.C), pixels) for t in node.inputs)
+        if node.op == "Concat" and node.attrs.axis >= 1 and rank in (2, 3, 4):
+            return sum(cyc.vector_cycles(math.ceil(self.graph.shape(t)[1] / self.C),
+                                         self._batch_pixels(self.graph.shape(t))) for t in node.inputs)
         if node.op == "Pad" and rank >= 3 and node.attrs.mode == "constant" and \
                 not any(node.attrs.pads[i] or node.attrs.pads[i + rank] for i in (0, 1)):
             return cyc.vector_cycles(math.ceil(self.ys[1] / self.C), self._batch_pixels(self.ys))

@@ -68,6 +68,7 @@ class Layer:
     fields: dict[str, int] = field(default_factory=dict)
     chunk: int = 0  # a grouped conv's chunk of groups (hlsgen.hw.groups), a Concat's input: a table row each
     channels: tuple[int, int] | None = None  # the output channels [m0, m1) it writes (None: all)
+    origin: tuple[int, int] = (0, 0)  # a Concat's input along rows or columns: its first output row and column
 
 
 @dataclass
@@ -221,13 +222,17 @@ class _Compiler:
             per = row.tiles.work.out_channels
             self.layers.extend(Layer(row.name, kind, node, [memory.placement(row.inputs[0]).name], output, row.nodes,
                                      row, chunk=i, channels=(i * per, (i + 1) * per)) for i in range(row.tiles.work.groups))
-        elif node.op == "Concat":  # a copy per input, into its channels of the output
+        elif node.op == "Concat":  # a copy per input, into its channels (rows, columns) of the output
             self._check_copy(node, row)
+            # the map coordinate (0 channel, 1 row, 2 column) the axis is (hlsgen.hw.placement.map_shape)
+            slot = {4: (None, 0, 1, 2), 3: (None, 0, 2), 2: (None, 0)}[len(row.output_shape)][node.attrs.axis]
             first = 0
             for i, t in enumerate(row.inputs):
-                count = self.graph.shape(t)[1]
+                count = self.graph.shape(t)[node.attrs.axis]
+                place = {"channels": (first, first + count)} if slot == 0 else {
+                    "origin": (first, 0) if slot == 1 else (0, first)}
                 self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row,
-                                         chunk=i, channels=(first, first + count)))
+                                         chunk=i, **place))
                 first += count
         else:
             if node.op in ("Pad", "Transpose"):
@@ -236,12 +241,11 @@ class _Compiler:
                                      row.nodes, row))
 
     def _check_copy(self, node: Node, row: LayerMap) -> None:
-        """The copies the vector engine runs: a Concat of channels, a constant Pad of pixels (the model's
-        cycles are theirs: hlsgen.hw.mapping)."""
+        """The copies the vector engine runs: a Concat of channels, rows or columns, a constant Pad of pixels,
+        a Transpose of rows and columns (the model's cycles are theirs: hlsgen.hw.mapping)."""
         rank = len(row.output_shape)
-        if node.op == "Concat" and (node.attrs.axis != 1 or rank < 2):
-            self.fail(node, f"a Concat along axis {node.attrs.axis} is not implemented in the RTL (only along the "
-                            "channels, axis 1)")
+        if node.op == "Concat" and (node.attrs.axis == 0 or rank not in (2, 3, 4)):
+            self.fail(node, "a Concat along the batch is not implemented in the RTL")
         if node.op == "Pad":
             a = node.attrs
             if a.mode != "constant" or rank < 3 or any(a.pads[i] or a.pads[i + rank] for i in (0, 1)):
@@ -250,7 +254,7 @@ class _Compiler:
         if node.op == "Transpose" and tuple(node.attrs.perm) != SWAP_ROWS_COLUMNS:
             self.fail(node, f"a Transpose with perm {list(node.attrs.perm)} moves the channels, which the RTL keeps "
                             "one per bank and lane: only swapping rows and columns (perm [0, 1, 3, 2]) is implemented")
-        if row.band is not None:
+        if row.band is not None and row.band.count > 1:  # the mapping keeps a copy whole (one band, whole maps)
             self.fail(node, "a copy split in bands is not implemented in the RTL")
 
     def _check_maps(self, maps: dict[str, FeatureMap]) -> None:
@@ -528,7 +532,7 @@ class _Compiler:
         if m0 % out.banks:
             self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r}, and the writer starts at a "
                                   f"multiple of the map's {out.banks} channel banks")
-        slot = (m0 >> out.lg) * out.pixels
+        slot = (m0 >> out.lg) * out.pixels + layer.origin[0] * out.width + layer.origin[1]
         layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
                             out_channels=m1 - m0, out_signed=int(out.quant.signed), out_plane=out.plane,
                             pool_h=out.height, pool_w=out.width, out_dw=int(out.dw_read), out_dw_base=out.dw_base + slot)

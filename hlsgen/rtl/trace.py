@@ -29,11 +29,15 @@ def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np
         whole = np.asarray(reference[fmap.tensor]).reshape(fmap.channels, -1, fmap.width)
         y0 = layer.row.band.out_rows[0] if fmap.holds else 0  # a band's output buffer holds some of its rows
         want = whole[:, y0:y0 + fmap.height]
+        rows, cols = range(fmap.height), range(fmap.width)
+        if layer.node.op == "Concat":  # an input's rows and columns of the output
+            source, (top, left) = program.maps[layer.inputs[0]], layer.origin
+            rows, cols = range(top, top + source.height), range(left, left + source.width)
         for c in range(*(layer.channels or (0, fmap.channels))):  # a grouped conv's chunk writes its own
             bank = c % fmap.banks
             written = planes.get((index, fmap.plane, bank), {})
-            for y in range(fmap.height):
-                for x in range(fmap.width):
+            for y in rows:
+                for x in cols:
                     address = fmap.base + (c >> fmap.lg) * fmap.pixels + y * fmap.width + x
                     raw = written.get(address)
                     value = None if raw is None else (raw - (1 << bits) if fmap.quant.signed and raw >> (bits - 1) else raw)

@@ -1,5 +1,5 @@
 """Layer shapes the RTL learnt (grouped convolutions in chunks, hlsgen.hw.groups; strides above 15;
-Concat and Pad as vector passes),
+Concat, Pad and Transpose as vector passes),
 C-simulated with g++: every output integer must equal the integer reference's."""
 from __future__ import annotations
 
@@ -7,12 +7,12 @@ import pytest
 
 from hlsgen import zoo
 from tests.hls.helpers import generate_and_csim
-from tests.hw.models import copies_model, grouped_cnn_model, strided_model
+from tests.hw.models import copies_model, grouped_cnn_model, spatial_concat_model, strided_model
 
 pytestmark = pytest.mark.csim
 
 
-@pytest.mark.parametrize("build", [grouped_cnn_model, strided_model, copies_model])
+@pytest.mark.parametrize("build", [grouped_cnn_model, strided_model, copies_model, spatial_concat_model])
 def test_shapes_are_bit_exact(build, tmp_path):
     model = build()
     result = generate_and_csim(model, {"x": zoo.calibration_data(model, n=6, seed=0)}, tmp_path)

@@ -226,11 +226,34 @@ def copies_model() -> onnx.ModelProto:
                       inits)
 
 
+def spatial_concat_model() -> onnx.ModelProto:
+    """Concats along rows (a 3-row map under a 5-row one) and along columns (a 4-column map beside a 6-column
+    one), then a Conv and a Dense."""
+    rng = np.random.default_rng(10)
+    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w3": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.1,
+             "w4": rng.standard_normal((8, 8, 3, 3)).astype(np.float32) * 0.1,
+             "fc": rng.standard_normal((640, 10)).astype(np.float32) * 0.05}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], name="conva", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["x", "w2"], ["b"], name="convb", pads=[0, 1, 0, 1]),
+             helper.make_node("Concat", ["a", "b"], ["rows"], name="cat_rows", axis=2),
+             helper.make_node("Relu", ["rows"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w3"], ["c"], name="convc", pads=[1, 1, 1, 1]),
+             helper.make_node("Conv", ["r", "w4"], ["d"], name="convd", pads=[1, 0, 1, 0]),
+             helper.make_node("Concat", ["c", "d"], ["cols"], name="cat_cols", axis=3),
+             helper.make_node("Flatten", ["cols"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 5, 6])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
-        "strided": strided_model, "copies": copies_model}
+        "strided": strided_model, "copies": copies_model,
+        "spatial_concat": spatial_concat_model}
 

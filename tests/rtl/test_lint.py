@@ -33,7 +33,7 @@ def test_module_is_lint_clean(module):
 
 @pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
 @pytest.mark.parametrize("model", ["digits", "mnist-8", "residual", "mobilenet", "autoencoder", "window_pools",
-                                   "grouped_cnn", "strided"])
+                                   "grouped_cnn", "strided", "spatial_concat"])
 def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
     files = write_rtl(rtl_program(integer_graph(model), load_target(target)), tmp_path)
     for top in (files.top, files.tb):

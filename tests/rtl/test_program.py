@@ -389,3 +389,17 @@ def test_a_transpose_that_moves_the_channels_is_refused_by_name():
     model = make_model(nodes, [tensor_value("x", [1, 3, 4, 4])], [tensor_value("y", [1, 4], TensorProto.FLOAT)], inits)
     with pytest.raises(MappingError, match=r"'nhwc' \(Transpose\).*perm \[0, 2, 3, 1\] moves the channels"):
         rtl_program(_quantize(model), load_target("systolic8x8"))
+
+
+def test_a_concat_along_rows_or_columns_writes_from_its_inputs_origin():
+    """cat_rows puts a 3-row map under a 5-row one (6 columns), cat_cols a 4-column map beside a 6-column one
+    (10 columns): the second input's writer starts 5 rows (30 words) or 6 columns down the output, with the
+    output's width as its row stride, all channels."""
+    program = rtl_program(integer_graph("spatial_concat"), load_target("systolic16x16"))
+    for name, origin, shift in (("cat_rows", (5, 0), 30), ("cat_cols", (0, 6), 6)):
+        first, second = (layer for layer in program.layers if layer.name == name)
+        out = program.maps[first.output]
+        assert second.origin == origin and first.origin == (0, 0) and first.channels is None
+        assert (first.fields["out_base"], second.fields["out_base"]) == (out.base, out.base + shift)
+        assert second.fields["out_width"] == out.width and second.fields["out_channels"] == 8
+        assert second.fields["vw"] == program.maps[second.inputs[0]].width
