@@ -16,8 +16,8 @@ import onnx
 from onnx import numpy_helper
 
 from hlsgen import zoo
-from tests.hw.models import (copies_model, grouped_cnn_model, odd_cnn_model, spatial_concat_model, strided_model,
-                             window_pools_model)
+from tests.hw.models import (copies_model, depthwise_multiplier_model, grouped_cnn_model, odd_cnn_model,
+                             spatial_concat_model, strided_model, window_pools_model)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
@@ -52,6 +52,8 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         model = copies_model()
     elif name == "spatial_concat":
         model = spatial_concat_model()
+    elif name == "depthwise_multiplier":
+        model = depthwise_multiplier_model()
     else:
         model = zoo.anomaly_autoencoder(hidden=hidden) if hidden else zoo.ZOO[name]()
     path = folder / f"{name}.onnx"

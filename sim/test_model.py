@@ -15,7 +15,8 @@ from models import NAMES
 CYCLE_TOLERANCE = 0.02
 # output integers per image
 OUTPUTS = {name: 10 for name in NAMES} | {"autoencoder": 640, "autoencoder24": 640, "odd_cnn": 10, "pools": 10, "grouped": 10,
-                                                 "strided": 10, "copies": 10, "spatial_concat": 10}
+                                                 "strided": 10, "copies": 10, "spatial_concat": 10,
+                                                 "depthwise_multiplier": 10}
 
 
 def check(build_folder, name: str, target: str, images: int | None):
@@ -78,6 +79,14 @@ def test_grouped_convolutions_are_bit_exact(build_folder):
     result = check(build_folder, "grouped", "systolic8x8", 4)
     assert result.cycles_per_inference == result.model_cycles
     assert result.layer_cycles["group2"] == 1218 and result.layer_cycles["group8"] == 642
+
+
+@pytest.mark.rtl
+def test_a_depthwise_conv_with_a_channel_multiplier_is_bit_exact(build_folder):
+    """8 groups of 1 -> 2 channels on 16 rows: one block-diagonal pass (16 columns, 8 lanes per tap), not the
+    depthwise mode, whose column m reads channel m; exactly the program's cycles."""
+    result = check(build_folder, "depthwise_multiplier", "systolic16x16", 4)
+    assert result.cycles_per_inference == result.model_cycles and result.layer_cycles["dw2"] == 377
 
 
 @pytest.mark.rtl

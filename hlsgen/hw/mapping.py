@@ -415,7 +415,9 @@ class _Layer:
             geometry = node.attrs.conv
             self._check_rank()
             groups, cin, m = geometry.group, self.xs[1], self.ys[1]
-            depthwise = groups > 1 and cin // groups == 1
+            # depthwise mode: a channel per column, reading its own input channel (a channel multiplier runs as a
+            # grouped conv)
+            depthwise = groups > 1 and cin // groups == 1 and m == groups
             taps = int(np.prod(geometry.kernel_shape))
             # a grouped conv runs its groups in chunks of s (block-diagonal weights, hlsgen.hw.groups)
             s = 1 if depthwise else groups_per_chunk(groups, cin // groups, m // groups, self.R)

@@ -248,6 +248,23 @@ def spatial_concat_model() -> onnx.ModelProto:
                       inits)
 
 
+def depthwise_multiplier_model() -> onnx.ModelProto:
+    """A depthwise Conv with a channel multiplier of 2 (8 groups of 1 input channel, 2 outputs each): not the
+    array's depthwise mode (a column per channel reading its own channel) but a grouped conv, packed."""
+    rng = np.random.default_rng(11)
+    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((16, 1, 3, 3)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((1024, 10)).astype(np.float32) * 0.05}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="dw2", pads=[1, 1, 1, 1], group=8),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Flatten", ["r2"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
@@ -255,5 +272,5 @@ TINY = {"vector_ops": vector_ops_model,
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,
-        "spatial_concat": spatial_concat_model}
+        "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model}
 

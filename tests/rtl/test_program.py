@@ -403,3 +403,10 @@ def test_a_concat_along_rows_or_columns_writes_from_its_inputs_origin():
         assert (first.fields["out_base"], second.fields["out_base"]) == (out.base, out.base + shift)
         assert second.fields["out_width"] == out.width and second.fields["out_channels"] == 8
         assert second.fields["vw"] == program.maps[second.inputs[0]].width
+
+
+def test_a_depthwise_conv_with_a_channel_multiplier_is_a_grouped_conv():
+    program = rtl_program(integer_graph("depthwise_multiplier"), load_target("systolic8x8"))
+    (dw,) = [layer for layer in program.layers if layer.name == "dw2"]
+    assert dw.row.kind == "grouped_conv" and dw.fields["dw"] == 0 and dw.row.tiles.work.packed == 8
+    assert dw.channels == (0, 16) and dw.fields["tc"] == 2
