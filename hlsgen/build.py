@@ -15,7 +15,7 @@ import onnx
 from .build_folder import BUILD_MARKER, is_build_folder
 from .calibration import calibration
 from .config import apply_layer_overrides, dump_yaml, resolved_config
-from .errors import DataError, HlsgenError, PathError, UnsupportedModelError, UsageError
+from .errors import DataError, HlsgenError, MappingError, PathError, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
 from .hls import write_hls
@@ -42,6 +42,8 @@ from .quant.report import quality, quant_json
 from .quant.search_report import format_table
 from .report_page import record_verification, write_report_page
 from .rtl.emit import write_build_rtl
+from .rtl.overlay import OverlayFitError
+from .rtl.program import compile_program
 from .rtl.sim import sim_build_dir, simulate
 
 VERIFY_SAMPLES = 16
@@ -59,7 +61,8 @@ class BuildOptions:
     input_range: tuple[float, float] | None = None  # without calib: the range synthetic inputs are drawn from
     dump_ir: bool = False  # also write OUT/program.txt and OUT/loop_ir.txt
     hls_design: str = "auto"  # "overlay", "dataflow" (one process per layer), or auto: the overlay where it runs
-    program: str = "auto"  # the RTL's layer table: "rom" (in the top), "external" (program.bin, loaded), auto: rom
+    program: str = "auto"  # the RTL's program: "rom" (the model's top), "external" (the target's top loads
+    # program.bin), or auto: external when the model uses external memory and the target's top holds it
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
@@ -128,7 +131,10 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         if measured_search is not None:
             measured["bit_search"] = measured_search
     with step("map"):
-        mapping = map_model(quantized.graph, target, program=options.program)  # rejects a layer that does not fit, before anything is written
+        # rejects a layer that does not fit, before anything is written
+        mapping = map_model(quantized.graph, target, program=options.program)
+        if options.program == "auto" and mapping.program_external:
+            mapping = _overlay_or_rom(mapping, quantized.graph, target, graph.notices)
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
@@ -271,6 +277,19 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
     (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
     write_report_page(tmp)
+
+
+def _overlay_or_rom(mapping, graph: Graph, target: Target, notices: list[str]):
+    """--program auto chose the target's top (the model uses external memory): keep it if the overlay holds the
+    model, else the model's own top, with a notice saying why."""
+    try:
+        compile_program(mapping, graph)
+    except OverlayFitError as exc:
+        notices.append(f"the RTL is the model's own top (--program rom), not the target's: {exc}")
+        return map_model(graph, target, program="rom")
+    except MappingError:  # no RTL at all for this model: its own schedule, and write_build_rtl says why
+        return map_model(graph, target, program="rom")
+    return mapping
 
 
 def _write_hls(folder: Path, options: BuildOptions, target: Target, graph: Graph, int_inputs: dict,

@@ -123,7 +123,8 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
                    "auto: the overlay, or dataflow (with a notice) where the overlay's units cannot run a layer.")
 @click.option("--program", type=click.Choice(PROGRAM_RESIDENCIES), default="auto", show_default=True,
               help="Where the RTL's layer table lives: rom (in the generated top), external (OUT/rtl/program.bin, "
-                   "read over AXI4 on CONTROL.load; every weight then streams from external memory); auto: rom.")
+                   "read over AXI4 on CONTROL.load; every weight then streams from external memory); auto: external when the model uses external memory "
+                   "anyway and the target's top holds it, else rom.")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")

@@ -230,14 +230,19 @@ class Mapping:
         return next(layer for layer in self.layers if layer.name == name)
 
 
-def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "auto") -> Mapping:
+def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "rom") -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program).
     `program` (PROGRAM_RESIDENCIES): where the RTL's layer table lives; `external` (the table read from the
     program image, behind the weights' AXI4 master) streams every weight from external memory too, so the
-    cycles charge that traffic; `auto` keeps the table in the top (rom)."""
+    cycles charge that traffic; `auto` is external when the model uses external memory anyway (weights or
+    feature maps), else rom."""
     if program not in PROGRAM_RESIDENCIES:
         raise ValueError(f"program residency {program!r} is not one of {PROGRAM_RESIDENCIES}")
+    if program == "auto":
+        own = map_model(graph, target, fuse_pools, "rom")
+        uses_dram = own.weights_external or own.maps_external or own.input_in_dram
+        return map_model(graph, target, fuse_pools, "external") if uses_dram else own
     external = program == "external"
     if external and target.external_memory is None:
         raise MappingError(f"--program external reads the layer program from external memory, and target "

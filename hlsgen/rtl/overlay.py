@@ -5,8 +5,10 @@ program.bin (hlsgen.rtl.program_image). A model that needs more than the overlay
 naming what overflowed.
 
 The activation memory keeps its banks (buffers.input / R words each) but splits them once for all models:
-three eighths to each plane, the last quarter to the depthwise window copies (min(R, 9) of them, a 3x3
-kernel's taps). Map sides and channel counts run up to MAX_SIDE and MAX_CHANNELS, strides to 31.
+three eighths to plane 0 (where the mapper puts the larger share: ResNet-8's 32x32x16 maps on systolic16x16),
+one eighth to plane 1, half to the depthwise window copies (min(R, 9) of them, a 3x3 kernel's taps: the zoo's
+MobileNet on systolic16x16).
+ Map sides and channel counts run up to MAX_SIDE and MAX_CHANNELS, strides to 31.
 """
 from __future__ import annotations
 
@@ -65,12 +67,12 @@ def overlay(target: Target, weight_word_slices: int) -> Overlay:
     """The overlay of `target`, whose weight image has words of `weight_word_slices` slices."""
     R, C = target.array.rows, target.array.cols
     words = target.buffers.input.bytes // R  # per bank
-    plane = words * 3 // 8
+    planes = (words * 3 // 8, words // 8)
     copies = min(R, DW_COPIES)
-    dw_depth = words // 4 // copies
-    addr_w = max(plane, dw_depth).bit_length()
+    dw_depth = words // 2 // copies
+    addr_w = max(*planes, dw_depth).bit_length()
     dim_w = max(MIN_DIM_W, MAX_SIDE.bit_length())
-    cnt_w = max(MAX_CHANNELS, plane, target.buffers.accumulator.banks).bit_length() + 1
+    cnt_w = max(MAX_CHANNELS, *planes, target.buffers.accumulator.banks).bit_length() + 1
     weight_bits = target.widths.operand_bits
     # slice addresses over a weight image as large as the AXI4 master addresses
     word_bytes = C * weight_word_slices // 8
@@ -82,8 +84,8 @@ def overlay(target: Target, weight_word_slices: int) -> Overlay:
         "W_W": weight_bits, "WB_W": weight_bits.bit_length(),
         "WORD_W": AXI_ADDR_BITS - (R - 1).bit_length() + 1, "SEG_W": cnt_w, "WSA_W": wsa_w,
     }
-    return Overlay(tuple(widths.items()), (plane, plane), copies, dw_depth, weight_bits, Capacity(),
-                   min(MAX_POOLED_ROW, 1 << max(plane - 1, 1).bit_length()))
+    return Overlay(tuple(widths.items()), planes, copies, dw_depth, weight_bits, Capacity(),
+                   min(MAX_POOLED_ROW, 1 << max(planes[0] - 1, 1).bit_length()))
 
 
 def check_fits(shape: Overlay, target: Target, needs: dict[str, int], what: dict[str, str]) -> None:
@@ -95,7 +97,7 @@ def check_fits(shape: Overlay, target: Target, needs: dict[str, int], what: dict
                           **vars(shape.capacity)}
     for name, need in needs.items():
         if need > have[name]:
-            raise OverlayFitError(f"--program external: the model needs {need:,} {what.get(name, name)}, the overlay of "
-                               f"target {target.name!r} holds {have[name]:,} (docs/rtl.md, \"The program in external "
-                               "memory\"); build with --program rom")
+            raise OverlayFitError(f"--program external: the model needs {need:,} {what.get(name, name)}, the "
+                                  f"overlay of target {target.name!r} holds {have[name]:,} (docs/rtl.md, \"The "
+                                  "program in external memory\"); build with --program rom")
 

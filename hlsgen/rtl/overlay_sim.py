@@ -26,7 +26,7 @@ from .control import DONE, LOAD, OFFSET, START
 from .fmap_dma import image_bytes, input_words
 from .program import compile_program
 from .runner import Design, build, run
-from .sim import _build_target
+from .sim import build_target
 
 JOB_VAR = "HLSGEN_OVERLAY_JOB"
 PAGE = 0x1000
@@ -45,7 +45,8 @@ class ModelRun:
     mismatches: int
 
 
-def run_models(folders: list[Path], work: Path, images: int = 1, backpressure: bool = False) -> tuple[float, list[ModelRun]]:
+def run_models(folders: list[Path], work: Path, images: int = 1,
+               backpressure: bool = False) -> tuple[float, list[ModelRun]]:
     """Run `images` stored test vectors of every build folder on one Verilator build; (build seconds, runs)."""
     work = Path(work)
     sources = [sorted((Path(f) / "rtl").glob("*.v")) for f in folders]
@@ -61,7 +62,7 @@ def run_models(folders: list[Path], work: Path, images: int = 1, backpressure: b
         jobs.append(job)
         expected.append(want)
     (work / "job.json").parent.mkdir(parents=True, exist_ok=True)
-    memory = _build_target(Path(folders[0])).external_memory
+    memory = build_target(Path(folders[0])).external_memory
     (work / "job.json").write_text(json.dumps({"models": jobs, "backpressure": backpressure,
                                                "rate": memory.bytes_per_cycle}))
     design = Design(top, [p for p in sources[0] if not p.stem.endswith("_tb")], work / "build", {})
@@ -85,7 +86,7 @@ def run_models(folders: list[Path], work: Path, images: int = 1, backpressure: b
 
 def _job(folder: Path, images: int) -> tuple[dict, list[int]]:
     quantized = load_build(folder)
-    graph, target = quantized.graph, _build_target(folder)
+    graph, target = quantized.graph, build_target(folder)
     mapping = read_program(folder, graph, target)
     program = compile_program(mapping, graph)
     if program.overlay is None:

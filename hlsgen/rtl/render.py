@@ -147,7 +147,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if t.external_memory else 0,
         b_delay=max(t.external_memory.read_latency - B_LATENCY, 0) if t.external_memory else 0,
         divisors_used=bool(program.divisors) or ov is not None,
-        pool_depth=ov.pool_depth if ov else _pool_depth(program), layer_count=ov.capacity.layers if ov else len(program.layers),
+        pool_depth=ov.pool_depth if ov else _pool_depth(program),
+        layer_count=ov.capacity.layers if ov else len(program.layers),
         ld=_load_buses(program, fields),
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))
@@ -191,7 +192,8 @@ def _load_buses(program: Program, fields: list[tuple[str, int]]) -> LoadBuses:
     loader = {"TABLES": len(tables_), "HDR_BEATS": header_beats(data_bits),
               "BEATS_LG": sum(t.beats_lg(data_bits) << (4 * i) for i, t in enumerate(tables_)),
               "ENTRY_W": max(t.width for t in tables_), "SLOT_BEATS": slot_bytes(tables_, data_bits) * 8 // data_bits,
-              "ENTRY_AW": max(_aw(program.overlay.capacity.layers), *(_aw(depths[m]) for m in MEMORIES if m != "weights"))}
+              "ENTRY_AW": max(_aw(program.overlay.capacity.layers),
+                              *(_aw(depths[m]) for m in MEMORIES if m != "weights"))}
     header = {"layers": 1} | {name: 1 + len(tables_) + i for i, name in enumerate(HEADER_WORDS)}
     return LoadBuses(array, vector, loader, tuple(row), header)
 

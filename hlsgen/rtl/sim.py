@@ -62,7 +62,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     AXI RAM at the target's sustained rate, with `backpressure` also pausing a random half of the beats."""
     folder = Path(folder)
     quantized = load_build(folder)
-    target = _build_target(folder)
+    target = build_target(folder)
     graph = quantized.graph
     if inputs is not None:
         int_inputs = quantized.quantize_inputs(read_npz(inputs))
@@ -151,7 +151,7 @@ def _first_wrong_layer(design: Design, work: Path, env: dict, program, int_input
     return first_difference(program, trace.read_text().splitlines(), int_inputs, image)
 
 
-def _build_target(folder: Path):
+def build_target(folder: Path):
     """The build's target: as given to `hlsgen build` (a name or a .yaml path, from OUT/config.yaml), else
     the built-in target of that name (OUT/build.json)."""
     names = []

@@ -110,3 +110,26 @@ def test_what_the_overlay_cannot_hold_is_an_exit_3_refusal(tmp_path, capsys, cha
     assert code == 3
     assert_one_line_error(err, *fragments)
     assert not (tmp_path / "out").exists()
+
+
+def test_auto_loads_the_program_when_the_model_uses_external_memory_and_the_overlay_holds_it(tmp_path, capsys):
+    """16 KiB of weight memory: the example's weights stream, so its program is loaded too; 4 KiB of
+    activation memory: its maps move through external memory, but the overlay's plane 0 cannot hold its
+    bands, so the model keeps its own top, with a notice that says why."""
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    data = yaml.safe_load(builtin_targets()["systolic16x16"].read_text())
+    data["name"], data["buffers"]["weight"]["kib"] = "w16", 16
+    (weights / "w16.yaml").write_text(yaml.safe_dump(data))
+    out = tmp_path / "streamed"
+    assert main(["build", EXAMPLE, "--calib", CALIB, "--target", str(weights / "w16.yaml"), "-o", str(out),
+                 "-q"]) == 0
+    assert json.loads((out / "program.json").read_text())["residency"]["program"] == "external"
+    assert (out / "rtl" / "program.bin").is_file()
+    code, printed, _ = run_cli(capsys, "build", EXAMPLE, "--calib", CALIB, "--target", target_file(tmp_path, input=4),
+                               "-o", str(tmp_path / "banded"), "--json")
+    assert code == 0
+    residency = json.loads((tmp_path / "banded" / "program.json").read_text())["residency"]
+    assert residency["feature_maps"] == "external" and residency["program"] == "rom"
+    notices = json.loads(printed)["notices"]
+    assert any("the model's own top (--program rom)" in n and "activation plane 0" in n for n in notices), notices
