@@ -135,6 +135,22 @@ def choose_banks(fmap: FeatureMap, rows: int) -> None:
         fmap.lg = rows.bit_length() - 1
 
 
+def concat_replicas(layer, rows: int) -> set[str]:
+    """The inputs of a channel Concat that start inside a block of R channels, are fewer than R (dividing R)
+    and start at a multiple of their own count: kept replicated like a map an array row reads (G = their
+    channels), so that bank j holds channel j mod G and the vector lane j that reads bank j meets output
+    channel j of the block (the RTL writes them from the block's first channel: docs/rtl.md, "Copies")."""
+    if layer.op != "Concat" or getattr(layer.attrs, "axis", None) != 1:
+        return set()
+    out, first = set(), 0
+    for t, shape in zip(layer.inputs, layer.input_shapes):
+        count = int(shape[1])
+        if first % rows and count < rows and rows % count == 0 and first % count == 0:
+            out.add(t)
+        first += count
+    return out
+
+
 def reduction_channels(channels: int, rows: int, taps: int, streamed: bool) -> int:
     """C_pad: the reduction lanes per tap of an array row reading `taps` taps of a map of `channels`
     channels (`streamed`: the input image, G = 1). Past a tap's channels, k = tap * C_pad + c wraps onto
@@ -271,10 +287,11 @@ def place_maps(graph, layers, rows: int) -> Memory:
         if layer.kind == "reshape":
             continue
         depthwise, array = layer.kind == "depthwise", layer.unit == "systolic_array"
+        replicated = concat_replicas(layer, rows)
         for t in layer.inputs:
             fmap = maps[aliases.get(t, t)]
             fmap.death = max(fmap.death, i)
-            fmap.array_read |= array and not depthwise
+            fmap.array_read |= (array and not depthwise) or t in replicated
             fmap.dw_read |= depthwise
     for t in graph.outputs:
         maps[aliases.get(t, t)].death = len(layers) + 1

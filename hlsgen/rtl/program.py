@@ -174,7 +174,7 @@ class _Compiler:
                 self._move_fields(layer, maps)
                 continue
             (self._array_fields if layer.kind == ARRAY else self._vector_fields)(layer, maps)
-            self._writer_fields(layer, maps[layer.output])
+            self._writer_fields(layer, maps[layer.output], maps[layer.inputs[0]])
         widths = self._widths(maps)
         shape = self._on_overlay(widths) if self.mapping.program_external else None
         if shape is not None:
@@ -226,14 +226,17 @@ class _Compiler:
             self._check_copy(node, row)
             # the map coordinate (0 channel, 1 row, 2 column) the axis is (hlsgen.hw.placement.map_shape)
             slot = {4: (None, 0, 1, 2), 3: (None, 0, 2), 2: (None, 0)}[len(row.output_shape)][node.attrs.axis]
-            first = 0
+            first, copies = 0, []
             for i, t in enumerate(row.inputs):
                 count = self.graph.shape(t)[node.attrs.axis]
                 place = {"channels": (first, first + count)} if slot == 0 else {
                     "origin": (first, 0) if slot == 1 else (0, first)}
-                self.layers.append(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row,
-                                         chunk=i, **place))
+                copies.append(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row,
+                                    chunk=i, **place))
                 first += count
+            # last input first: one that starts inside a block also writes the block's channels below it, which
+            # the inputs before it then overwrite
+            self.layers.extend(reversed(copies))
         else:
             if node.op in ("Pad", "Transpose"):
                 self._check_copy(node, row)
@@ -418,6 +421,8 @@ class _Compiler:
                      lo=a_attrs.lo, hi=a_attrs.hi)
         elif node.op == "Concat":  # the identity requantization, into the input's channels of the output
             f.update(op=OP_REQ, lo=x.quant.qmin, hi=x.quant.qmax)
+            if x.banks == x.channels < self.C:  # replicated (placement.concat_replicas): lane j finds channel
+                f["a_lg"] = self.C.bit_length() - 1  # j mod G in slot 0 of its bank, as a map of C banks keeps it
         elif node.op == "Pad":
             self._pad(layer, x, maps[layer.output])
         elif node.op == "Transpose":
@@ -526,16 +531,25 @@ class _Compiler:
                             dma_dw=int(buffer.dw_read and m.direction == "load"), dma_dw_base=buffer.dw_base,
                             in_plane=buffer.plane, out_plane=buffer.plane)
 
-    def _writer_fields(self, layer: Layer, out: FeatureMap) -> None:
+    def _writer_fields(self, layer: Layer, out: FeatureMap, x: FeatureMap) -> None:
         # a chunk of a grouped conv writes channels [m0, m1) (m0 a multiple of the banks: whole slots)
         m0, m1 = layer.channels or (0, out.channels)
-        if m0 % out.banks:
-            self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r}, and the writer starts at a "
-                                  f"multiple of the map's {out.banks} channel banks")
+        inside = m0 % out.banks  # a Concat input from inside a block: written from the block's first channel
+        if inside and not self._writes_from_block(layer, x, out, m0, m1):
+            self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r} from inside a block of the "
+                                  f"map's {out.banks} channel banks (docs/rtl.md, \"Copies\")")
         slot = (m0 >> out.lg) * out.pixels + layer.origin[0] * out.width + layer.origin[1]
         layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
-                            out_channels=m1 - m0, out_signed=int(out.quant.signed), out_plane=out.plane,
+                            out_channels=m1 - m0 + inside, out_signed=int(out.quant.signed), out_plane=out.plane,
                             pool_h=out.height, pool_w=out.width, out_dw=int(out.dw_read), out_dw_base=out.dw_base + slot)
+
+    @staticmethod
+    def _writes_from_block(layer: Layer, x: FeatureMap, out: FeatureMap, m0: int, m1: int) -> bool:
+        """Whether a Concat input from channel m0 (inside a block) can be written from the block's first channel:
+        it is replicated (hlsgen.hw.placement.concat_replicas: lane j of the vector unit reads its channel
+        j mod G), fits the block, and nothing but the Concat's earlier inputs (written after it) lies below it."""
+        return (layer.node.op == "Concat" and x.banks == x.channels and m0 % x.channels == 0 and
+                m0 % out.banks + (m1 - m0) <= out.banks and not out.dw_read)
 
     # ---- widths ------------------------------------------------------------------------------------
     def _on_overlay(self, widths: dict[str, int]) -> Overlay:

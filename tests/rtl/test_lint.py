@@ -33,17 +33,9 @@ def test_module_is_lint_clean(module):
 
 @pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
 @pytest.mark.parametrize("model", ["digits", "mnist-8", "residual", "mobilenet", "autoencoder", "window_pools",
-                                   "grouped_cnn", "strided", "spatial_concat"])
+                                   "grouped_cnn", "strided", "spatial_concat", "copies"])
 def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
     files = write_rtl(rtl_program(integer_graph(model), load_target(target)), tmp_path)
-    for top in (files.top, files.tb):
-        ok, messages = lint(list(files.sources), top)
-        assert ok, messages
-
-
-def test_a_top_with_copies_is_lint_clean(tmp_path):
-    """Concat and Pad rows (8 banks: the Concat's second input starts at a whole block)."""
-    files = write_rtl(rtl_program(integer_graph("copies"), load_target("systolic8x8")), tmp_path)
     for top in (files.top, files.tb):
         ok, messages = lint(list(files.sources), top)
         assert ok, messages
