@@ -4,7 +4,7 @@ in one simulation (LOAD model A, START its images, check; LOAD model B, START, c
 the program and weight image bytes, the load cycles, the inference cycles (START to DONE, the AXI RAM at the
 port's sustained rate with its own 2-cycle latency) against the performance model's, and bit-exactness.
 
-    python bench/one_bitstream.py [--target systolic16x16] [--models resnet8,anomaly_autoencoder] [--images N]
+    python bench/one_bitstream.py [--target systolic16x16] [--models resnet8,ds_cnn] [--images N]
                                   [--backpressure]
 
 Models are hlsgen/architectures.py's, calibrated on their own synthetic inputs.
@@ -45,7 +45,7 @@ def build(name: str, target: str, folder: Path) -> tuple[Path, float]:
 def bench(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--target", default="systolic16x16")
-    parser.add_argument("--models", default="resnet8,anomaly_autoencoder")
+    parser.add_argument("--models", default="resnet8,ds_cnn")
     parser.add_argument("--images", type=int, default=1)
     parser.add_argument("--backpressure", action="store_true")
     args = parser.parse_args(argv)

@@ -132,8 +132,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
             measured["bit_search"] = measured_search
     with step("map"):
         # rejects a layer that does not fit, before anything is written
-        mapping = map_model(quantized.graph, target, program=options.program)
-        if options.program == "auto" and mapping.program_external:
+        mapping = map_model(quantized.graph, target, program="rom" if options.program == "auto" else options.program)
+        if options.program == "auto" and (mapping.weights_external or mapping.maps_external or mapping.input_in_dram):
             mapping = _overlay_or_rom(mapping, quantized.graph, target, graph.notices)
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
@@ -279,17 +279,23 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_report_page(tmp)
 
 
-def _overlay_or_rom(mapping, graph: Graph, target: Target, notices: list[str]):
-    """--program auto chose the target's top (the model uses external memory): keep it if the overlay holds the
-    model, else the model's own top, with a notice saying why."""
+def _overlay_or_rom(own, graph: Graph, target: Target, notices: list[str]):
+    """--program auto, for a model that uses external memory anyway: the target's top when it holds the model,
+    else the model's own mapping `own` (with a notice saying why)."""
+    why = "the RTL is the model's own top (--program rom), not the target's"
     try:
-        compile_program(mapping, graph)
+        loaded = map_model(graph, target, program="external")
+    except MappingError as exc:  # even bands do not fit the top's split of the activation memory
+        notices.append(f"{why}: {exc}")
+        return own
+    try:
+        compile_program(loaded, graph)
     except OverlayFitError as exc:
-        notices.append(f"the RTL is the model's own top (--program rom), not the target's: {exc}")
-        return map_model(graph, target, program="rom")
-    except MappingError:  # no RTL at all for this model: its own schedule, and write_build_rtl says why
-        return map_model(graph, target, program="rom")
-    return mapping
+        notices.append(f"{why}: {exc}")
+        return own
+    except MappingError:  # no RTL for this model at all: write_build_rtl says why
+        return own
+    return loaded
 
 
 def _write_hls(folder: Path, options: BuildOptions, target: Target, graph: Graph, int_inputs: dict,

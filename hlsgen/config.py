@@ -27,7 +27,7 @@ from .quant import BitConfig
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
                "input_range", "hls_design", "program"}
 HLS_DESIGNS = ("auto", "overlay", "dataflow")
-PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # hlsgen.hw.mapping.map_model's `program`
+PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # build's --program (map_model takes rom or external)
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
 

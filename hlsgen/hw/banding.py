@@ -27,6 +27,7 @@ from ..errors import MappingError
 from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
+from .overlay_memory import MemorySplit
 from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps
 from .queues import queue_cycles
 from .target import Target
@@ -217,24 +218,26 @@ class _Planner:
         return used * per_band // blocks, copies * per_band // blocks
 
 
-def fit_activation_memory(graph, layers: list[LayerMap], target: Target,
-                          finish=lambda rows: rows) -> tuple[list[LayerMap], Memory]:
+def fit_activation_memory(graph, layers: list[LayerMap], target: Target, finish=lambda rows: rows,
+                          split: MemorySplit | None = None) -> tuple[list[LayerMap], Memory]:
     """The program's rows, banded where the activation memory needs it, and their placement, which fits
     `buffers.input` (module docstring): with double-buffered bands (their copies overlap the compute, but
     the bands are smaller: more copies, more halo rows) or single ones (the copies wait for the compute),
     whichever runs in fewer cycles on the two queues (hlsgen.hw.queues), its rows completed by `finish`
-    (the weights' streaming)."""
-    single = _fit_shares(graph, layers, target, False)
+    (the weights' streaming). With `split` (the target's own top, hlsgen.hw.overlay_memory) the planes and
+    the copies each fit their share of it."""
+    single = _fit_shares(graph, layers, target, False, split)
     if single[1].dram_words == 0:
         return single  # every map on chip: nothing to double-buffer
     try:
-        double = _fit_shares(graph, layers, target, True)
+        double = _fit_shares(graph, layers, target, True, split)
     except MappingError:
         return single
     return min((double, single), key=lambda fit: queue_cycles(finish_moves(finish(fit[0]), fit[1], target), fit[1]))
 
 
-def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool) -> tuple[list[LayerMap], Memory]:
+def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
+                split: MemorySplit | None = None) -> tuple[list[LayerMap], Memory]:
     """The planes and the depthwise copies share `buffers.input` in proportion to what the model's maps
     would need of each on chip, or else in the first of a few other shares that fits."""
     capacity = target.buffers.input.bytes
@@ -257,19 +260,23 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool) -> 
     shares = [least[1] + max(slack, 0) * peaks[1] // max(sum(peaks), 1)]
     if peaks[1]:
         shares += [least[1] + max(slack, 0) * k // 4 for k in (0, 2, 4, 1, 3)]
+    if split is not None:  # the top's own share
+        shares = [split.copies * split.copy_depth * target.array.rows]
     failure = None
     for copies in shares:
         try:
-            return _fit(graph, layers, target, copies, double)
+            return _fit(graph, layers, target, copies, double, split)
         except MappingError as error:
             failure = failure or error
     raise failure
 
 
-def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: bool) -> tuple[list[LayerMap], Memory]:
-    """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies."""
+def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: bool,
+         split: MemorySplit | None = None) -> tuple[list[LayerMap], Memory]:
+    """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies (and
+    each plane its share of `split`)."""
     R, capacity = target.array.rows, target.buffers.input.bytes
-    limits = (capacity - copies, copies)
+    limits = (capacity - copies, copies) if split is None else (sum(split.planes) * R, copies)
     budget = limits
     for attempt in range(MAX_PLANS):
         try:
@@ -280,8 +287,14 @@ def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: boo
             break  # smaller bands do not fit either: report the placement
         memory = place_maps(graph, rows, R)
         used = (sum(memory.plane_depth) * R, memory.dw_copies * memory.dw_depth * R)
-        if sum(used) <= capacity:
+        if split is None and sum(used) <= capacity:
             return rows, memory
+        if split is not None:
+            if split.fits(memory.plane_depth, memory.dw_copies, memory.dw_depth):
+                return rows, memory
+            # the fuller plane decides: as if both were as full, against both planes' share
+            over = max(d / p for d, p in zip(memory.plane_depth, split.planes))
+            used = (max(int(over * limits[0]), used[0]), split.copies * memory.dw_depth * R)
         budget = tuple(int(b * min(limit / u, 0.95)) if u > limit else b for b, u, limit in zip(budget, used, limits))
     raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
                        f"{target.buffers.input.kib} KiB): placed in its two planes and depthwise copies they "

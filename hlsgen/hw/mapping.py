@@ -17,8 +17,8 @@ import numpy as np
 from ..errors import MappingError
 from ..ir import Graph, Node
 from . import cycles as cyc
-from ..config import PROGRAM_RESIDENCIES
 from .groups import groups_per_chunk
+from .overlay_memory import memory_split
 from .placement import Memory, map_shape, reduction_channels
 from .resources import estimate, fit
 from .target import Target
@@ -233,16 +233,11 @@ class Mapping:
 def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "rom") -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program).
-    `program` (PROGRAM_RESIDENCIES): where the RTL's layer table lives; `external` (the table read from the
-    program image, behind the weights' AXI4 master) streams every weight from external memory too, so the
-    cycles charge that traffic; `auto` is external when the model uses external memory anyway (weights or
-    feature maps), else rom."""
-    if program not in PROGRAM_RESIDENCIES:
-        raise ValueError(f"program residency {program!r} is not one of {PROGRAM_RESIDENCIES}")
-    if program == "auto":
-        own = map_model(graph, target, fuse_pools, "rom")
-        uses_dram = own.weights_external or own.maps_external or own.input_in_dram
-        return map_model(graph, target, fuse_pools, "external") if uses_dram else own
+    `program`: where the RTL's program lives, `rom` (the model's own top) or `external` (the target's top loads
+    it: every weight streams from external memory, so the cycles charge that traffic, and the maps fit the
+    top's split of the activation memory). `hlsgen build --program auto` chooses between them."""
+    if program not in ("rom", "external"):
+        raise ValueError(f"program residency {program!r} is neither rom nor external")
     external = program == "external"
     if external and target.external_memory is None:
         raise MappingError(f"--program external reads the layer program from external memory, and target "
@@ -267,7 +262,8 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
             return rows
         return [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in rows]
 
-    layers, memory = fit_activation_memory(graph, layers, target, weights)  # maps that do not fit move to DRAM
+    # maps that do not fit move to DRAM; the target's own top (external program) has its own split of the memory
+    layers, memory = fit_activation_memory(graph, layers, target, weights, memory_split(target) if external else None)
     if overflow is not None or external:  # the weights live in external memory, streamed a tile at a time
         mapper, total = overflow or (None, weight_total)
         if target.external_memory is None:

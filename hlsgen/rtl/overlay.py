@@ -4,17 +4,15 @@ target; a model's program is encoded at these widths (hlsgen.rtl.program) and lo
 program.bin (hlsgen.rtl.program_image). A model that needs more than the overlay holds is refused (exit 3),
 naming what overflowed.
 
-The activation memory keeps its banks (buffers.input / R words each) but splits them once for all models:
-three eighths to plane 0 (where the mapper puts the larger share: ResNet-8's 32x32x16 maps on systolic16x16),
-one eighth to plane 1, half to the depthwise window copies (min(R, 9) of them, a 3x3 kernel's taps: the zoo's
-MobileNet on systolic16x16).
- Map sides and channel counts run up to MAX_SIDE and MAX_CHANNELS, strides to 31.
+The activation memory keeps its banks but splits them once for all models (hlsgen.hw.overlay_memory, which
+the mapper plans for). Map sides and channel counts run up to MAX_SIDE and MAX_CHANNELS, strides to 31.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from ..errors import MappingError
+from ..hw.overlay_memory import memory_split
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from .words import MIN_DIM_W, STRIDE_W
@@ -24,7 +22,6 @@ AXI_ADDR_BITS = 32  # the AXI4 masters' byte addresses
 MAX_SIDE = 4096  # map height and width
 MAX_CHANNELS = 4096
 MAX_POOLED_ROW = 1024  # the writer's pooling row buffer (a fused MaxPool's widest input row)
-DW_COPIES = 9  # at most, and at most R
 MAX_STRIDE_BITS = STRIDE_W + 1  # strides up to 31
 MIN_WEIGHT_BITS = 2  # the narrowest weights quantization gives (the weight DMA's lookahead is sized by them)
 
@@ -66,10 +63,8 @@ class Overlay:
 def overlay(target: Target, weight_word_slices: int) -> Overlay:
     """The overlay of `target`, whose weight image has words of `weight_word_slices` slices."""
     R, C = target.array.rows, target.array.cols
-    words = target.buffers.input.bytes // R  # per bank
-    planes = (words * 3 // 8, words // 8)
-    copies = min(R, DW_COPIES)
-    dw_depth = words // 2 // copies
+    split = memory_split(target)
+    planes, copies, dw_depth = split.planes, split.copies, split.copy_depth
     addr_w = max(*planes, dw_depth).bit_length()
     dim_w = max(MIN_DIM_W, MAX_SIDE.bit_length())
     cnt_w = max(MAX_CHANNELS, *planes, target.buffers.accumulator.banks).bit_length() + 1
