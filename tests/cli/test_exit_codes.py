@@ -181,9 +181,10 @@ def test_accuracy_budget_without_labels_is_exit_10(tmp_path, capsys):
 
 
 def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path):
-    """Ctrl-C while the staging folder exists (during --verify csim's g++ build): exit 130, no OUT, no
+    """Ctrl-C while the staging folder exists (during --verify rtl's Verilator build, seconds long even on
+    an idle machine, so the signal cannot arrive after the build has finished): exit 130, no OUT, no
     staging folder."""
-    command = [sys.executable, "-m", "hlsgen.cli", "build", MODEL, "--calib", CALIB, "--verify", "csim",
+    command = [sys.executable, "-m", "hlsgen.cli", "build", MODEL, "--calib", CALIB, "--verify", "rtl",
                "-o", str(tmp_path / "out"), "-q"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     deadline = time.monotonic() + 120
