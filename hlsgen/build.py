@@ -279,9 +279,13 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     write_report_page(tmp)
 
 
+OVERLAY_SLOWDOWN = 0.02  # --program auto keeps the model's own top when the target's would be slower than this
+
+
 def _overlay_or_rom(own, graph: Graph, target: Target, notices: list[str]):
-    """--program auto, for a model that uses external memory anyway: the target's top when it holds the model,
-    else the model's own mapping `own` (with a notice saying why)."""
+    """--program auto, for a model that uses external memory anyway: the target's top when it holds the model
+    at no more than OVERLAY_SLOWDOWN extra cycles, else the model's own mapping `own` (with a notice saying
+    why)."""
     why = "the RTL is the model's own top (--program rom), not the target's"
     try:
         loaded = map_model(graph, target, program="external")
@@ -294,6 +298,11 @@ def _overlay_or_rom(own, graph: Graph, target: Target, notices: list[str]):
         notices.append(f"{why}: {exc}")
         return own
     except MappingError:  # no RTL for this model at all: write_build_rtl says why
+        return own
+    if loaded.cycles > own.cycles * (1 + OVERLAY_SLOWDOWN):
+        notices.append(f"{why}: the target's top would take {loaded.cycles:,} cycles per inference against its "
+                       f"{own.cycles:,} (its fixed split of the activation memory needs more bands); "
+                       "--program external takes it anyway")
         return own
     return loaded
 

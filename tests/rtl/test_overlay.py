@@ -3,9 +3,12 @@ lint-clean), program.bin holds each model's layer table and tables exactly as th
 model the overlay cannot hold, or a target without external memory, is a one-line exit-3 refusal."""
 import json
 
+import numpy as np
+import onnx
 import pytest
 import yaml
 
+from hlsgen.architectures import calibration_data, resnet8
 from hlsgen.cli import main
 from hlsgen.hw import load_target, map_model
 from hlsgen.hw.target import builtin_targets
@@ -134,6 +137,22 @@ def test_auto_loads_the_program_when_the_model_uses_external_memory_and_the_over
     notices = json.loads(printed)["notices"]
     assert any("the model's own top (--program rom)" in n and "does not fit the activation memory" in n
                for n in notices), notices
+
+
+def test_auto_keeps_the_models_own_top_when_the_targets_would_be_slower(tmp_path, capsys):
+    """ResNet-8 on systolic8x8 streams its weights, so auto tries the target's top; its fixed split of the
+    activation memory would move maps that fit the model's own top through external memory in bands (about
+    22% more cycles), so auto keeps the model's own top and says so."""
+    model = resnet8()
+    onnx.save_model(model, str(tmp_path / "resnet8.onnx"))
+    np.savez(tmp_path / "calib.npz", **{model.graph.input[0].name: calibration_data(model, n=4)})
+    code, printed, _ = run_cli(capsys, "build", str(tmp_path / "resnet8.onnx"), "--calib", str(tmp_path / "calib.npz"),
+                               "--target", "systolic8x8", "-o", str(tmp_path / "out"), "--json")
+    assert code == 0
+    residency = json.loads((tmp_path / "out" / "program.json").read_text())["residency"]
+    assert residency["weights"] == "external" and residency["program"] == "rom"
+    notices = json.loads(printed)["notices"]
+    assert any("cycles per inference" in n and "--program external" in n for n in notices), notices
 
 
 def test_the_mapper_bands_a_model_into_the_overlays_split_of_the_activation_memory():
