@@ -1,43 +1,64 @@
-// Runs the model's layer schedule (docs/hardware.md, "The whole inference"): take the input stream
-// into activation memory, run the layers one at a time (each starts the engine of its kind and ends
-// when the writer has written its last result), then send the output stream; then the next input. The
-// last layer is the generated top's constant, or a loaded program's (its header's row count less one).
+// Runs the model's layer program (docs/hardware.md, "The whole inference"; docs/program.md, "Two queues"):
+// take the input stream into activation memory, run the program's rows on two queues, then send the output
+// stream; then the next input. The engines run the layer table's rows (each ends when the writer has written
+// its last result), the DMA unit the move table's rows, each queue in order. A row starts as soon as its
+// queue is free and the other queue has finished `wait` rows (its table's wait field, a dependency counter):
+// `start` and `move_start` are combinational so that a row starts the cycle after the row it waited for ends.
+// The tables' row counts are the generated top's constants, or a loaded program's (its header's).
 `default_nettype none
 module hg_sequencer #(
-    parameter integer LAYERS = 1,
-    parameter integer L_W = (LAYERS > 1) ? $clog2(LAYERS) : 1
+    parameter integer LAYERS = 1,        // the layer table's capacity
+    parameter integer MOVES = 0,         // the move table's capacity
+    parameter integer L_W = $clog2(LAYERS + 1),
+    parameter integer M_W = (MOVES > 0) ? $clog2(MOVES + 1) : 1
 ) (
     input  wire           clk,
     input  wire           rst,
-    input  wire [L_W-1:0] last,          // the last layer's index (below LAYERS)
+    input  wire [L_W-1:0] layers,        // the program's layers (at least one)
+    input  wire [M_W-1:0] moves,         // the program's moves
     input  wire           in_done,       // the input map is in memory
     input  wire           layer_done,    // the writer wrote the layer's last result
+    input  wire           move_done,     // the DMA unit finished its move
     input  wire           out_done,      // the output stream sent its last beat
+    input  wire [M_W-1:0] layer_wait,    // moves the current layer waits for
+    input  wire [L_W-1:0] move_wait,     // layers the current move waits for
     output reg  [1:0]     phase,         // 0: input, 1: layers, 2: output
-    output reg  [L_W-1:0] layer,
-    output reg            start          // one cycle, at the start of every layer
+    output reg  [L_W-1:0] layer,         // the running (or next) layer: also how many have finished
+    output wire           start,         // one cycle, at the start of every layer
+    output reg  [M_W-1:0] move,          // the running (or next) move: also how many have finished
+    output wire           move_start     // one cycle, at the start of every move
 );
     localparam [1:0] P_IN = 2'd0, P_RUN = 2'd1, P_OUT = 2'd2;
 
+    reg layer_busy, move_busy;
+    // the cursors after this cycle: the output starts the cycle after the last row ends, as the model charges
+    wire [L_W-1:0] layer_next = layer_done ? layer + 1'b1 : layer;
+    wire [M_W-1:0] move_next = move_done ? move + 1'b1 : move;
+    assign start = phase == P_RUN && !layer_busy && layer != layers && move >= layer_wait;
+    assign move_start = phase == P_RUN && !move_busy && move != moves && layer >= move_wait;
+
     always @(posedge clk) begin
-        start <= 1'b0;
         if (rst) begin
             phase <= P_IN;
             layer <= {L_W{1'b0}};
+            move <= {M_W{1'b0}};
+            layer_busy <= 1'b0;
+            move_busy <= 1'b0;
         end else begin
             case (phase)
                 P_IN: if (in_done) begin
                     phase <= P_RUN;
                     layer <= {L_W{1'b0}};
-                    start <= 1'b1;
+                    move <= {M_W{1'b0}};
                 end
-                P_RUN: if (layer_done) begin
-                    if (layer == last) begin
-                        phase <= P_OUT;
-                    end else begin
-                        layer <= layer + 1'b1;
-                        start <= 1'b1;
-                    end
+                P_RUN: begin
+                    if (start) layer_busy <= 1'b1;
+                    if (layer_done) layer_busy <= 1'b0;
+                    if (move_start) move_busy <= 1'b1;
+                    if (move_done) move_busy <= 1'b0;
+                    layer <= layer_next;
+                    move <= move_next;
+                    if (layer_next == layers && move_next == moves) phase <= P_OUT;
                 end
                 default: if (out_done) phase <= P_IN;
             endcase

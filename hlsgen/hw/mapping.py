@@ -206,7 +206,7 @@ class Mapping:
                 "rows": [layer.to_json(t.array.rows) for layer in self.layers],
                 "memory": self.memory.to_json() if self.memory else None,
                 "residency": self.residency,
-                "cycles": {"input": self.input_elements, "layers": sum(r.cycles for r in self.layers),
+                "cycles": {"input": self.input_elements, "layers": self.layer_cycles,
                            "output": self.output_elements, "total": self.cycles},
                 "resources": self.resources, "fit": self.fit}
 
@@ -215,8 +215,14 @@ class Mapping:
         return sum(layer.macs for layer in self.layers)
 
     @property
+    def layer_cycles(self) -> int:
+        """The rows' cycles on the two queues (hlsgen.hw.queues): the DMA unit's copies beside the engines."""
+        from .queues import schedule  # the queues read this module's rows
+        return max((end for _, end in schedule(list(self.layers))), default=0)
+
+    @property
     def cycles(self) -> int:
-        return cyc.inference_cycles(self.input_elements, [layer.cycles for layer in self.layers], self.output_elements)
+        return cyc.inference_cycles(self.input_elements, [self.layer_cycles], self.output_elements)
 
     @property
     def ideal_cycles(self) -> int:

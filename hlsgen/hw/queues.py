@@ -89,3 +89,15 @@ def schedule(rows: list[LayerMap]) -> list[tuple[int, int]]:
 def queue_cycles(rows: list[LayerMap], memory: Memory) -> int:
     """The cycles of the rows on the two queues: the end of the last one, with their waits."""
     return max((end for _, end in schedule(with_waits(rows, memory))), default=0)
+
+
+def attributed(rows: list[LayerMap]) -> list[int]:
+    """Each row's share of the program's cycles: an engine row's from the end of the engine row before it to
+    its own end (its cycles and the engines' wait for its copies), a dma row's its own cycles (spent beside
+    the engines). The RTL's testbench measures the same (templates/rtl/tb.v.j2)."""
+    times, last, shares = schedule(rows), 0, []
+    for row, (start, end) in zip(rows, times):
+        q = queue(row)
+        shares.append(end - last if q == COMPUTE_QUEUE else row.cycles if q == DMA_QUEUE else 0)
+        last = end if q == COMPUTE_QUEUE else last
+    return shares

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from .cycles import ideal_cycles, utilization
 from .mapping import Mapping
+from .queues import attributed
 from .resources import bram_blocks
 
 SCHEMA = 1
@@ -19,15 +20,15 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
     t = mapping.target
     rows, cols = t.array.rows, t.array.cols
     layers = []
-    for layer in mapping.layers:
+    for layer, cycles in zip(mapping.layers, attributed(list(mapping.layers))):
         layers.append({
             "name": layer.name, "nodes": list(layer.nodes), "op": layer.op, "unit": layer.unit, "kind": layer.kind,
             "inputs": list(layer.inputs), "output": layer.output,
             "input_shape": list(layer.input_shape), "output_shape": list(layer.output_shape),
             "tiles": layer.tiles.to_json(rows) if hasattr(layer.tiles, "work") else
                      (layer.tiles.to_json() if layer.tiles else {}),
-            "macs": layer.macs, "cycles": layer.cycles, "ideal_cycles": ideal_cycles(layer.macs, rows, cols),
-            "utilization": _round(utilization(layer.macs, layer.cycles, rows, cols)),
+            "macs": layer.macs, "cycles": cycles, "ideal_cycles": ideal_cycles(layer.macs, rows, cols),
+            "utilization": _round(utilization(layer.macs, cycles, rows, cols)),
             "buffers": {b.name: b.to_json() for b in layer.buffers},
             "weight_bytes": layer.weight_bytes,
             "dram_bytes": layer.dram_bytes,  # moved through the external memory port
@@ -38,7 +39,7 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
     total = {
         "macs": mapping.macs, "cycles": mapping.cycles, "ideal_cycles": mapping.ideal_cycles,
         "utilization": _round(mapping.utilization),
-        "layer_cycles": sum(layer.cycles for layer in mapping.layers),
+        "layer_cycles": mapping.layer_cycles,
         "array_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "systolic_array"),
         "vector_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "vector_unit"),
         "io_cycles": {"input": mapping.input_elements, "output": mapping.output_elements},

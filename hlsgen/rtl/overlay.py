@@ -33,13 +33,14 @@ class OverlayFitError(MappingError):
 @dataclass(frozen=True)
 class Capacity:
     """Entries of the overlay's tables: layer-table rows, tap words (one per row tile of a layer), parameter
-    words (one per column tile), lookup-table entries and divisor words."""
+    words (one per column tile), lookup-table entries, divisor words and move-table rows."""
 
     layers: int = 256
     taps: int = 4096
     params: int = 4096
     lut: int = 4096
     divisors: int = 1024
+    moves: int = 1024
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,9 @@ module only encodes them, and rejects what the RTL's modules do not implement.
 Array layers reduce over k = tap * C_pad + c_in (the input channel fastest; C_pad the row's
 reduction_channels, lanes c_in >= C_in read nothing): row tile t gives lane r the index t * R + r.
 
-Feature maps in external memory: a `dma` row is a table row with `dma` set (the sequencer starts
-hg_fmap_dma instead of an engine), its move's words and addresses in the dma_* fields. A band of a layer is
+Feature maps in external memory: the `dma` rows are the rows of a table of their own, the move table (its
+own cursor in the sequencer starts hg_fmap_dma), their words and addresses in its dma_* fields; every row of
+either table has the program's `wait` (docs/program.md, "Two queues"). A band of a layer is
 an ordinary row over its buffers, with the band's geometry (input height, output rows, top padding, an
 average pool's counted rows); the bands of a layer share its weights, parameters and (when equal) taps.
 """
@@ -27,6 +28,7 @@ from ..hw.mapping import DMA as DMA_UNIT
 from ..hw.mapping import LayerMap, Mapping
 from ..hw.placement import MapPlacement as FeatureMap
 from ..hw.placement import map_shape
+from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
@@ -35,7 +37,7 @@ from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
                     param_word, tap_word, verilog_parameters)
 
-ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a table row of kind 0 with `dma` set (no engine starts)
+ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a row of the move table
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
@@ -53,7 +55,7 @@ OVERLAY_NEEDS = {
     "plane1": "words per bank in activation plane 1", "dw_copies": "depthwise window copies",
     "dw_depth": "words per depthwise window copy", "pool_depth": "pixels in a fused MaxPool's input row",
     "layers": "layer-table rows", "taps": "tap-table words", "params": "parameter words",
-    "lut": "lookup-table entries", "divisors": "divisor words"}
+    "lut": "lookup-table entries", "divisors": "divisor words", "moves": "move-table rows"}
 
 
 @dataclass
@@ -95,6 +97,16 @@ class Program:
     input_in_dram: bool = False  # the host writes the input into the feature-map image (no input stream)
     dram_words: int = 0  # the feature-map image, in activation-memory words
     overlay: Overlay | None = None  # --program external: the target's top, which loads this program (widths are its)
+
+    @property
+    def compute(self) -> list[Layer]:
+        """The layer table: the rows the engines run, in order."""
+        return [layer for layer in self.layers if layer.kind != DMA]
+
+    @property
+    def moves(self) -> list[Layer]:
+        """The move table: the rows hg_fmap_dma runs, in order."""
+        return [layer for layer in self.layers if layer.kind == DMA]
 
     @property
     def word_parameters(self) -> dict[str, int]:
@@ -169,6 +181,7 @@ class _Compiler:
         self.word_slices = slices_per_word(self.weight_w)
         if self.mapping.weights_external:  # a word of the weight image is one AXI4 beat or several (hg_weight_dma)
             self.word_slices = max(self.word_slices, self.target.external_memory.data_bits // C)
+        self._waits()
         for layer in self.layers:
             if layer.kind == DMA:
                 self._move_fields(layer, maps)
@@ -520,16 +533,29 @@ class _Compiler:
             self.fail(layer.node, f"fused MaxPool windows above {MAX_POOL} are not implemented in the RTL")
         layer.fields.update(pool=int(layer.row.pool is not None), pool_kh=kh, pool_kw=kw)
 
+    def _waits(self) -> None:
+        """Every table row's `wait` (docs/program.md, "Two queues") in table rows: a move waits for the layer
+        table's rows up to the last chunk of the program row it waits for; a layer counts moves, one a row."""
+        done, count = {}, 0  # program row -> layer-table rows up to its last chunk
+        for layer in self.layers:
+            if layer.kind != DMA:
+                count += 1
+                done[id(layer.row)] = count
+        computes = [row for row in self.mapping.layers if queue(row) == COMPUTE_QUEUE]
+        for layer in self.layers:
+            wait = layer.row.wait
+            layer.fields["wait"] = done[id(computes[wait - 1])] if layer.kind == DMA and wait else wait
+
     def _move_fields(self, layer: Layer, maps: dict[str, FeatureMap]) -> None:
-        """A dma row: hg_fmap_dma's configuration; the buffer's plane in in_plane (a store reads it through
-        the array's read port) and out_plane (a load writes it through the writer's port)."""
+        """A dma row: hg_fmap_dma's configuration and the buffer's plane (whose read port a store takes, whose
+        write port a load takes)."""
         m = layer.row.move
         buffer = maps[m.buffer]
-        layer.fields.update(dma=1, dma_store=int(m.direction == "store"), dma_segments=m.segments,
+        layer.fields.update(dma_store=int(m.direction == "store"), dma_segments=m.segments,
                             dma_words=m.segment_words, dma_dram_word=m.dram_word, dma_dram_stride=m.dram_stride,
                             dma_buf_base=buffer.base, dma_buf_stride=m.buffer_stride,
                             dma_dw=int(buffer.dw_read and m.direction == "load"), dma_dw_base=buffer.dw_base,
-                            in_plane=buffer.plane, out_plane=buffer.plane)
+                            dma_plane=buffer.plane)
 
     def _writer_fields(self, layer: Layer, out: FeatureMap, x: FeatureMap) -> None:
         # a chunk of a grouped conv writes channels [m0, m1) (m0 a multiple of the banks: whole slots)
@@ -559,9 +585,11 @@ class _Compiler:
         slices = max(slices_per_word(t.widths.operand_bits), t.external_memory.data_bits // self.C)
         shape = overlay(t, slices)
         pooled = max([layer.fields["pool_w"] for layer in self.layers if layer.fields.get("pool")], default=1)
+        moves = sum(layer.kind == DMA for layer in self.layers)
         # the memory and the tables first: the widths follow from them, and a refusal names the cause
         needs = {"plane0": self.depths[0], "plane1": self.depths[1], "dw_copies": self.dw_copies,
-                 "dw_depth": self.dw_depth, "pool_depth": pooled, "layers": len(self.layers), "taps": len(self.taps),
+                 "dw_depth": self.dw_depth, "pool_depth": pooled, "layers": len(self.layers) - moves, "moves": moves,
+                 "taps": len(self.taps),
                  "params": len(self.params), "lut": len(self.lut), "divisors": len(self.divisors)} | widths
         check_fits(shape, t, needs, OVERLAY_NEEDS)
         self.addr_w, self.weight_w, self.word_slices = shape.width["ADDR_W"], shape.weight_bits, slices

@@ -3,7 +3,7 @@ docs/rtl.md "The program in external memory").
 
 The image is a header, then the tables one after the other: the layer table (its rows packed at the
 overlay's field widths, the first field in the lowest bits), the tap words, the parameter words, the
-lookup-table entries and the divisor words. An entry takes a power of two of AXI4 beats (the fewest that
+lookup-table entries, the divisor words and the move table (the dma rows, at their own fields' widths). An entry takes a power of two of AXI4 beats (the fewest that
 hold it; beat 0 holds its lowest bits, little-endian as an AXI4 slave puts byte k on bits [8k, 8k + 8)) and
 sits at an offset that is a multiple of its size, so every entry is one burst that never crosses a 4 KiB
 page once the image's base is aligned to `slot_bytes`. The header is HEADER_BITS of 32-bit words: MAGIC and
@@ -17,7 +17,7 @@ from .program import Program
 from .words import divisor_word
 
 MAGIC = 0x4850  # "HP"
-VERSION = 1
+VERSION = 2  # 2: the move table
 HEADER_BITS = 1024
 # after word 0 (MAGIC << 16 | VERSION) and one count per table: the maps' geometry, as the top slices it
 HEADER_WORDS = ("in_base", "in_lg", "in_pixels", "in_channels", "in_plane", "in_dram", "out_base", "out_lg",
@@ -35,21 +35,28 @@ class Table:
         return (max(-(-self.width // data_bits), 1) - 1).bit_length()
 
 
-def tables(program: Program, fields: list[tuple[str, int]]) -> tuple[Table, ...]:
-    """The tables the overlay loads, in the image's order; `fields` are the layer table's (name, width)."""
-    shared, t = program.word_parameters, program.target
+def _rows(layers, fields: list[tuple[str, int]]) -> tuple[int, ...]:
+    """Table rows: each layer's fields packed, the first in the lowest bits."""
     rows = []
-    for layer in program.layers:
+    for layer in layers:
         row, offset = 0, 0
         for name, width in fields:
             row |= (layer.fields.get(name, 0) & ((1 << width) - 1)) << offset
             offset += width
         rows.append(row)
-    return (Table("layers", sum(w for _, w in fields), tuple(rows)),
+    return tuple(rows)
+
+
+def tables(program: Program, fields: list[tuple[str, int]], moves: list[tuple[str, int]]) -> tuple[Table, ...]:
+    """The tables the overlay loads, in the image's order; `fields` are the layer table's (name, width),
+    `moves` the move table's."""
+    shared, t = program.word_parameters, program.target
+    return (Table("layers", sum(w for _, w in fields), _rows(program.compute, fields)),
             Table("taps", program.rows * shared["TAP_W"], tuple(program.taps)),
             Table("params", program.cols * shared["PAR_W"], tuple(program.params)),
             Table("lut", t.widths.operand_bits, tuple(v & ((1 << t.widths.operand_bits) - 1) for v in program.lut)),
-            Table("divisors", divisor_word().width, tuple(program.divisors)))
+            Table("divisors", divisor_word().width, tuple(program.divisors)),
+            Table("moves", sum(w for _, w in moves), _rows(program.moves, moves)))
 
 
 def header_beats(data_bits: int) -> int:
@@ -70,9 +77,9 @@ def header(program: Program) -> dict[str, int]:
             "out_pixels": out.pixels, "out_channels": out.channels, "out_plane": out.plane}
 
 
-def program_image(program: Program, fields: list[tuple[str, int]]) -> bytes:
+def program_image(program: Program, fields: list[tuple[str, int]], moves: list[tuple[str, int]]) -> bytes:
     data_bits = program.target.external_memory.data_bits
-    tables_ = tables(program, fields)
+    tables_ = tables(program, fields, moves)
     geometry = header(program)
     words = [MAGIC << 16 | VERSION] + [len(table.entries) for table in tables_] + [geometry[k] for k in HEADER_WORDS]
     image = bytearray(b"".join(w.to_bytes(4, "little") for w in words).ljust(HEADER_BITS // 8, b"\0"))

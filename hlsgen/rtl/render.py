@@ -47,16 +47,23 @@ def module_name(model: str) -> str:
     return f"{'m_' if name[0].isdigit() else ''}{name}_top"
 
 
+def move_fields(program: Program) -> list[tuple[str, int]]:
+    """(name, width) of every column of the move table (hg_fmap_dma's rows), in the order the template prints
+    them; `wait` counts rows of the layer table."""
+    w, aw = program.widths, program.widths["ADDR_W"]
+    return [("wait", _count_bits(layer_count(program))), ("dma_store", 1), ("dma_segments", w["SEG_W"]),
+            ("dma_words", w["WORD_W"]), ("dma_dram_word", w["WORD_W"]), ("dma_dram_stride", w["WORD_W"]),
+            ("dma_buf_base", aw), ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw), ("dma_plane", 1)]
+
+
 def config_fields(program: Program) -> list[tuple[str, int]]:
-    """(name, width) of every column of the layer table, in the order the template prints them."""
+    """(name, width) of every column of the layer table, in the order the template prints them; `wait`
+    counts rows of the move table."""
     w = program.widths
     aw, dim, off, cnt, pix = w["ADDR_W"], w["DIM_W"], w["OFF_W"], w["CNT_W"], w["PIX_W"]
     rom = {m: _aw(depth) for m, depth in memory_depths(program).items()}
     rom["weights"] += (program.weight_word_slices - 1).bit_length()  # a slice address
-    moves = [("dma", 1), ("dma_store", 1), ("dma_segments", w["SEG_W"]), ("dma_words", w["WORD_W"]),
-             ("dma_dram_word", w["WORD_W"]), ("dma_dram_stride", w["WORD_W"]), ("dma_buf_base", aw),
-             ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw)] if program.fmaps_external else []
-    return moves + [
+    return [("wait", _count_bits(move_count(program))),
         ("kind", 1),
         ("in_base", aw), ("in_h", dim), ("in_w", dim), ("out_w", dim), ("sx", w["ST_W"]), ("sy", w["ST_W"]),
         ("x0", dim + 1), ("y0", dim + 1), ("pix0", off), ("row_step", off), ("in_zp", Z_W), ("in_signed", 1),
@@ -85,6 +92,21 @@ def memory_depths(program: Program) -> dict[str, int]:
     slices = (program.weight_word_slices - 1).bit_length()
     return {m: capacity[m] for m in MEMORIES if m != "weights"} | {
         "weights": 1 << (program.overlay.width["WSA_W"] - slices)}
+
+
+def _count_bits(rows: int) -> int:
+    """Bits of a table's cursor, which counts to its rows (hg_sequencer's L_W, M_W)."""
+    return max(rows.bit_length(), 1)
+
+
+def layer_count(program: Program) -> int:
+    """Rows the layer table holds: the model's, or the overlay's capacity."""
+    return program.overlay.capacity.layers if program.overlay else len(program.compute)
+
+
+def move_count(program: Program) -> int:
+    """Rows the move table holds: the model's, or the overlay's capacity."""
+    return program.overlay.capacity.moves if program.overlay else len(program.moves)
 
 
 def _aw(depth: int) -> int:
@@ -130,7 +152,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         image.write_bytes(weight_image(program))
     loaded = folder / "program.bin" if ov else None
     if loaded is not None:  # no ROM: the tables are loaded
-        loaded.write_bytes(program_image(program, fields))
+        loaded.write_bytes(program_image(program, fields, move_fields(program)))
     for name in MEMORIES:
         if (name == "weights" and image is not None) or loaded is not None:  # no ROM
             continue
@@ -138,7 +160,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         path.write_text(_hex_lines(getattr(program, name), word_bits[name]))
         memories.append(path)
     context = dict(
-        top=top, model=program.name, target=t, program=program, fields=fields, layers=program.layers,
+        top=top, model=program.name, target=t, program=program, fields=fields, layers=program.compute,
+        move_fields=move_fields(program), moves=program.moves,
         w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=out, acc_depth=accumulator_depth(t),
         depths=memory_depths(program),
         tile_words=tile_words(program), tiles_ahead=tiles_ahead(program), axi_aw=AXI_ADDR_BITS,
@@ -147,8 +170,8 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         ar_delay=max(t.external_memory.read_latency - RAM_LATENCY, 0) if t.external_memory else 0,
         b_delay=max(t.external_memory.read_latency - B_LATENCY, 0) if t.external_memory else 0,
         divisors_used=bool(program.divisors) or ov is not None,
-        pool_depth=ov.pool_depth if ov else _pool_depth(program),
-        layer_count=ov.capacity.layers if ov else len(program.layers),
+        pool_depth=ov.pool_depth if ov else _pool_depth(program), layer_count=layer_count(program),
+        move_count=move_count(program),
         ld=_load_buses(program, fields),
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))
@@ -171,6 +194,7 @@ class LoadBuses:
     vector: tuple[int, int]
     loader: dict | None = None
     row: tuple[tuple[str, int, int], ...] = ()  # (field, width, lowest bit) of a layer-table row
+    move: tuple[tuple[str, int, int], ...] = ()  # (field, width, lowest bit) of a move-table row
     header: dict | None = None  # header word -> index (32-bit words)
 
 
@@ -184,21 +208,28 @@ def _load_buses(program: Program, fields: list[tuple[str, int]]) -> LoadBuses:
     if program.overlay is None:
         return LoadBuses(array, vector)
     data_bits = program.target.external_memory.data_bits
-    tables_ = tables(program, fields)
+    moves = move_fields(program)
+    tables_ = tables(program, fields, moves)
+    loader = {"TABLES": len(tables_), "HDR_BEATS": header_beats(data_bits),
+              "BEATS_LG": sum(t.beats_lg(data_bits) << (4 * i) for i, t in enumerate(tables_)),
+              "ENTRY_W": max(t.width for t in tables_), "SLOT_BEATS": slot_bytes(tables_, data_bits) * 8 // data_bits,
+              "ENTRY_AW": max(_aw(program.overlay.capacity.layers), _aw(program.overlay.capacity.moves),
+                              *(_aw(depths[m]) for m in MEMORIES if m != "weights"))}
+    header = {"layers": 1, "moves": 1 + [t.name for t in tables_].index("moves")} | {
+        name: 1 + len(tables_) + i for i, name in enumerate(HEADER_WORDS)}
+    return LoadBuses(array, vector, loader, _lsbs(fields), _lsbs(moves), header)
+
+
+def _lsbs(fields: list[tuple[str, int]]) -> tuple[tuple[str, int, int], ...]:
+    """(field, width, lowest bit) of a table row whose fields are packed first lowest."""
     offsets, row = 0, []
     for name, width in fields:
         row.append((name, width, offsets))
         offsets += width
-    loader = {"TABLES": len(tables_), "HDR_BEATS": header_beats(data_bits),
-              "BEATS_LG": sum(t.beats_lg(data_bits) << (4 * i) for i, t in enumerate(tables_)),
-              "ENTRY_W": max(t.width for t in tables_), "SLOT_BEATS": slot_bytes(tables_, data_bits) * 8 // data_bits,
-              "ENTRY_AW": max(_aw(program.overlay.capacity.layers),
-                              *(_aw(depths[m]) for m in MEMORIES if m != "weights"))}
-    header = {"layers": 1} | {name: 1 + len(tables_) + i for i, name in enumerate(HEADER_WORDS)}
-    return LoadBuses(array, vector, loader, tuple(row), header)
+    return tuple(row)
 
 
 def _pool_depth(program: Program) -> int:
     """Entries of the writer's pooling row buffer: a power of two above the widest pooled row."""
-    widest = max([layer.fields["pool_w"] for layer in program.layers if layer.fields.get("pool")], default=1)
+    widest = max([layer.fields["pool_w"] for layer in program.compute if layer.fields.get("pool")], default=1)
     return 1 << max(widest - 1, 1).bit_length()

@@ -168,14 +168,14 @@ def build_target(folder: Path):
 
 def _parse(log: Path) -> dict:
     """The testbench log as {"out": {image: {index: raw}}, "image": {image: cycles}, "layer": ..., "in": ...}."""
-    parsed: dict = {"out": {}, "image": {}, "layer": {}, "in": {}, "load": None}
+    parsed: dict = {"out": {}, "image": {}, "layer": {}, "move": {}, "in": {}, "load": None}
     for line in log.read_text().splitlines():
         kind, *values = line.split()
         numbers = [int(v) for v in values]
         if kind == "out":
             parsed["out"].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
-        elif kind == "layer":
-            parsed["layer"].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
+        elif kind in ("layer", "move"):
+            parsed[kind].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
         elif kind in ("image", "in"):
             parsed[kind][numbers[0]] = numbers[1]
         elif kind == "load":
@@ -206,10 +206,12 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
             if value != int(want):
                 mismatches.append(f"image {i} element {k}: rtl {value}, reference {int(want)}")
     cycles = [parsed["image"].get(i, 0) for i in range(count)]
-    first = parsed["layer"].get(0, {})
-    layer_cycles: dict[str, int] = {}  # a grouped conv's chunks are table rows of one program row: summed
-    for i, layer in enumerate(program.layers):
-        layer_cycles[layer.name] = layer_cycles.get(layer.name, 0) + first.get(i, 0)
+    # a layer: from the end of the layer before it (its wait for its loads included); a move: its own cycles;
+    # a grouped conv's chunks are table rows of one program row: summed
+    layer_cycles: dict[str, int] = {}
+    for kind, rows in (("layer", program.compute), ("move", program.moves)):
+        for i, row in enumerate(rows):
+            layer_cycles[row.name] = layer_cycles.get(row.name, 0) + parsed[kind].get(0, {}).get(i, 0)
     return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
                      build_seconds, run_seconds, sim_seconds, mismatches, parsed["load"])
 

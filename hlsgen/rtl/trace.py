@@ -22,9 +22,7 @@ def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np
         for bank in range(program.rows):
             if banks >> bank & 1:
                 planes.setdefault((layer, plane, bank), {})[address] = data >> (bank * bits) & ((1 << bits) - 1)
-    for index, layer in enumerate(program.layers):
-        if layer.node is None:  # a dma row: hg_fmap_dma writes its words, not the traced writer
-            continue
+    for index, layer in enumerate(program.compute):  # the layer table's rows (the moves write no traced word)
         fmap = program.maps[layer.output]
         whole = np.asarray(reference[fmap.tensor]).reshape(fmap.channels, -1, fmap.width)
         y0 = layer.row.band.out_rows[0] if fmap.holds else 0  # a band's output buffer holds some of its rows

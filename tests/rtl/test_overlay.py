@@ -14,7 +14,7 @@ from hlsgen.hw import load_target, map_model
 from hlsgen.hw.target import builtin_targets
 from hlsgen.rtl.program import compile_program
 from hlsgen.rtl.program_image import HEADER_BITS, HEADER_WORDS, MAGIC, VERSION, header, slot_bytes, tables
-from hlsgen.rtl.render import config_fields, write_rtl
+from hlsgen.rtl.render import config_fields, move_fields, write_rtl
 from hlsgen.rtl.toolchain import lint
 from tests.cli.test_errors import assert_one_line_error, run_cli
 from tests.hw.models import integer_graph
@@ -48,9 +48,10 @@ def test_the_program_image_holds_every_row_and_table_where_the_loader_reads_them
     files = write_rtl(program, tmp_path)
     image, data_bits = files.program_image.read_bytes(), program.target.external_memory.data_bits
     words = [int.from_bytes(image[4 * k:4 * k + 4], "little") for k in range(HEADER_BITS // 32)]
-    tables_ = tables(program, fields)
+    moves = move_fields(program)
+    tables_ = tables(program, fields, moves)
     assert words[0] == MAGIC << 16 | VERSION
-    assert words[1:1 + len(tables_)] == [len(t.entries) for t in tables_] and words[1] == len(program.layers)
+    assert words[1:1 + len(tables_)] == [len(t.entries) for t in tables_] and words[1] == len(program.compute)
     geometry = header(program)
     assert words[1 + len(tables_):1 + len(tables_) + len(HEADER_WORDS)] == [geometry[k] for k in HEADER_WORDS]
     offset = HEADER_BITS // 8
@@ -63,12 +64,14 @@ def test_the_program_image_holds_every_row_and_table_where_the_loader_reads_them
             offset += size
     assert offset == len(image)
     # a row's fields, low bits first, are the layer's (two's complement at the field's width)
-    rows = tables_[0].entries
-    for layer, row in zip(program.layers, rows):
-        lsb = 0
-        for name, width in fields:
-            assert (row >> lsb) & ((1 << width) - 1) == layer.fields.get(name, 0) & ((1 << width) - 1), name
-            lsb += width
+    for table, layers, columns in ((tables_[0], program.compute, fields), (tables_[-1], program.moves, moves)):
+        assert len(table.entries) == len(layers)
+        for layer, row in zip(layers, table.entries):
+            lsb = 0
+            for name, width in columns:
+                assert (row >> lsb) & ((1 << width) - 1) == layer.fields.get(name, 0) & ((1 << width) - 1), name
+                lsb += width
+    assert tables_[-1].name == "moves"
     assert any(t.name == "divisors" and t.entries for t in tables_)
 
 

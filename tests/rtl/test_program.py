@@ -281,12 +281,19 @@ def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves(model, kib
         f, m = layer.fields, layer.row.move
         buffer, tensor = banded.maps[m.buffer], banded.maps[m.tensor]
         assert tensor.dram_base is not None and buffer.dram_base is None
-        assert (f["dma"], f["dma_store"], f["dma_segments"], f["dma_words"]) == (1, int(m.direction == "store"),
-                                                                               m.segments, m.segment_words)
+        assert (f["dma_store"], f["dma_segments"], f["dma_words"]) == (int(m.direction == "store"), m.segments,
+                                                                      m.segment_words)
         block = (m.channels[0] >> tensor.lg) * tensor.pixels if m.channels else 0  # a slice of channel blocks
         assert f["dma_dram_word"] == tensor.dram_base + block + m.rows[0] * tensor.width
         assert f["dma_buf_base"] == buffer.base
-        assert f["in_plane"] == f["out_plane"] == buffer.plane
+        assert f["dma_plane"] == buffer.plane
+    # the two tables: moves and layers, each row's wait counting the other table's rows in program order
+    assert banded.moves == moves and banded.compute == [layer for layer in banded.layers if layer.kind != DMA]
+    for table, other in ((banded.moves, banded.compute), (banded.compute, banded.moves)):
+        for layer in table:
+            before = banded.layers.index(layer)
+            assert layer.fields["wait"] <= len([o for o in other if banded.layers.index(o) < before])
+    assert any(layer.fields["wait"] for layer in moves) and any(layer.fields["wait"] for layer in banded.compute)
 
 
 def test_a_grouped_conv_is_a_table_row_per_chunk_of_groups():
