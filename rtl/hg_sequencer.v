@@ -10,22 +10,22 @@ module hg_sequencer #(
     parameter integer LAYERS = 1,        // the layer table's capacity
     parameter integer MOVES = 0,         // the move table's capacity
     parameter integer L_W = $clog2(LAYERS + 1),
-    parameter integer M_W = (MOVES > 0) ? $clog2(MOVES + 1) : 1
+    parameter integer MV_W = (MOVES > 0) ? $clog2(MOVES + 1) : 1
 ) (
     input  wire           clk,
     input  wire           rst,
     input  wire [L_W-1:0] layers,        // the program's layers (at least one)
-    input  wire [M_W-1:0] moves,         // the program's moves
+    input  wire [MV_W-1:0] moves,         // the program's moves
     input  wire           in_done,       // the input map is in memory
     input  wire           layer_done,    // the writer wrote the layer's last result
     input  wire           move_done,     // the DMA unit finished its move
     input  wire           out_done,      // the output stream sent its last beat
-    input  wire [M_W-1:0] layer_wait,    // moves the current layer waits for
+    input  wire [MV_W-1:0] layer_wait,    // moves the current layer waits for
     input  wire [L_W-1:0] move_wait,     // layers the current move waits for
     output reg  [1:0]     phase,         // 0: input, 1: layers, 2: output
     output reg  [L_W-1:0] layer,         // the running (or next) layer: also how many have finished
     output wire           start,         // one cycle, at the start of every layer
-    output reg  [M_W-1:0] move,          // the running (or next) move: also how many have finished
+    output reg  [MV_W-1:0] move,          // the running (or next) move: also how many have finished
     output wire           move_start     // one cycle, at the start of every move
 );
     localparam [1:0] P_IN = 2'd0, P_RUN = 2'd1, P_OUT = 2'd2;
@@ -33,7 +33,7 @@ module hg_sequencer #(
     reg layer_busy, move_busy;
     // the cursors after this cycle: the output starts the cycle after the last row ends, as the model charges
     wire [L_W-1:0] layer_next = layer_done ? layer + 1'b1 : layer;
-    wire [M_W-1:0] move_next = move_done ? move + 1'b1 : move;
+    wire [MV_W-1:0] move_next = move_done ? move + 1'b1 : move;
     assign start = phase == P_RUN && !layer_busy && layer != layers && move >= layer_wait;
     assign move_start = phase == P_RUN && !move_busy && move != moves && layer >= move_wait;
 
@@ -41,7 +41,7 @@ module hg_sequencer #(
         if (rst) begin
             phase <= P_IN;
             layer <= {L_W{1'b0}};
-            move <= {M_W{1'b0}};
+            move <= {MV_W{1'b0}};
             layer_busy <= 1'b0;
             move_busy <= 1'b0;
         end else begin
@@ -49,7 +49,7 @@ module hg_sequencer #(
                 P_IN: if (in_done) begin
                     phase <= P_RUN;
                     layer <= {L_W{1'b0}};
-                    move <= {M_W{1'b0}};
+                    move <= {MV_W{1'b0}};
                 end
                 P_RUN: begin
                     if (start) layer_busy <= 1'b1;
