@@ -87,7 +87,8 @@ def compile_csim(hls_dir: Path, binary: Path, portable: bool = False, trace: boo
     top = top_name(hls_dir)
     headers = choose_headers(hls_dir, portable)
     tracing = ("-DHLSGEN_TRACE",) if trace else ()
-    command = [compiler, "-std=c++14", "-O2", *WARNINGS, *headers.flags, *tracing, "-I", str(hls_dir),
+    # -pthread: a design whose queues overlap runs them on two threads (hlsgen_dataflow.h)
+    command = [compiler, "-std=c++14", "-O2", "-pthread", *WARNINGS, *headers.flags, *tracing, "-I", str(hls_dir),
                str(hls_dir / f"{top}.cpp"), str(hls_dir / f"{top}_tb.cpp"), "-o", str(binary)]
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)

@@ -1,8 +1,10 @@
 """Cycles of the overlay C++ as written: the trip counts of its pipelined loops (II = 1) per program row,
 before pipeline fill. The counterpart of hlsgen.hw.cycles (the layer program's model, which the RTL meets)
-for the C++ design, so that report.json can put the two side by side."""
+for the C++ design, so that report.json can put the two side by side. The rows run on the two queues as
+the model's do (hlsgen.hw.cycles.two_queue_cycles, under the C++ rows' own waits)."""
 from __future__ import annotations
 
+from ...hw.cycles import two_queue_cycles
 from .program import OP_COPY, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, ARRAY, DMA, ROW_FIELDS, OverlayProgram
 
 
@@ -21,9 +23,14 @@ def row_cycles(program: OverlayProgram, rows: int, external: bool = False) -> li
 
 
 def inference_cycles(program: OverlayProgram, rows: int, external: bool = False) -> int:
-    """Stream the inputs in, run every row, stream the outputs out."""
+    """Stream the inputs in, run the rows on the two queues (the engine process and the DMA process, each
+    row after the other queue's rows it waits for), stream the outputs out."""
     ports = sum(p.count for p in (*program.inputs, *program.outputs))
-    return ports + sum(row_cycles(program, rows, external))
+    names = [n for n, _ in ROW_FIELDS]
+    fields = [dict(zip(names, row.values)) for row in program.rows]
+    times = two_queue_cycles([(int(f["unit"] == DMA), cycles, f["wait"])
+                              for f, cycles in zip(fields, row_cycles(program, rows, external))])
+    return ports + max((end for _, end in times), default=0)
 
 
 def moved_words(program: OverlayProgram) -> int:

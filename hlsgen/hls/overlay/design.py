@@ -20,14 +20,16 @@ from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
 from .cycles import fetched_words, inference_cycles, moved_words, row_cycles
 from .partition_check import prove_folder
-from .program import PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
+from .program import DMA, PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
+from .tokens import depth
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
 WEIGHT_IMAGE = "weights.bin"  # the weights in external memory, as the host loads them
 WORDS_PER_LINE = 4
 MAX_BURST = 256  # beats of an AXI4 burst
+UNIT = [name for name, _ in ROW_FIELDS].index("unit")
 REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
 LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
 
@@ -89,6 +91,8 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
                           + [arg for arg, _, _ in memories])
     call = ", ".join([p["name"] for p in streamed] + [host for _, host, _ in memories])
     common["fmaps"] = fmaps
+    engine_rows = [r for r in program.rows if r.values[UNIT] != DMA]  # the two queues' tables (tokens.py)
+    dma_rows = [r for r in program.rows if r.values[UNIT] == DMA]
     files = {
         "hlsgen_ops.h": render("hlsgen_ops.h.j2", **common),
         "overlay_config.h": render("overlay/config.h.j2", **common, c=config, row_fields=ROW_FIELDS,
@@ -98,8 +102,10 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
                                    place_fields=PLACE_FIELDS, ports=streamed,
                                    weight_lines=[] if external else _hex_lines(program),
                                    cols=target.array.cols, segment_fields=SEGMENT_FIELDS,
-                                   names=[_c_string(r.name) for r in program.rows],
-                                   tensors=[_c_string(r.output) for r in program.rows]),
+                                   engine_rows=engine_rows, dma_rows=dma_rows,
+                                   to_dma_depth=depth(program.to_dma), to_engines_depth=depth(program.to_engines),
+                                   names=[_c_string(r.name) for r in engine_rows],
+                                   tensors=[_c_string(r.output) for r in engine_rows]),
         f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=streamed,
                            signature=signature),
         f"{top}.cpp": render("overlay/top.cpp.j2", **common, ports=streamed, signature=signature,
@@ -124,6 +130,8 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     if external:  # little-endian 64-bit words, as the m_axi port reads them
         (out / WEIGHT_IMAGE).write_bytes(np.array(program.weight_words, dtype="<u8").tobytes())
     shutil.copyfile(INCLUDE_DIR / "hlsgen_axis.h", out / "hlsgen_axis.h")
+    if fmaps:  # the two queues' processes (Vitis's own headers under synthesis, threads in C simulation)
+        shutil.copyfile(INCLUDE_DIR / "hlsgen_dataflow.h", out / "hlsgen_dataflow.h")
     for name in PORTABLE_HEADERS:
         shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
     prove_folder(out)  # every pipelined loop's accesses against the partitions, as the C++ states them
@@ -142,7 +150,9 @@ def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_me
     address in the control registers, its expected latency the target's) and the two staging buffers,
     each split cyclically like the ROM (an m_axi pointer is never partitioned). With feature maps in
     external memory (`fmap_memory`), a second AXI4 master `fmem` of its own bundle (the feature-map image
-    of config["fmap_words"] words), whose bursts are a dma row's channel blocks."""
+    of config["fmap_words"] words), whose bursts are a dma row's channel blocks, and the top becomes the
+    dataflow region of the two queues' processes, the memories they share unsynchronized (the tokens order
+    their accesses)."""
     if memory is not None:
         weights = [f"#pragma HLS INTERFACE mode=m_axi port=wmem offset=slave bundle=gmem "
                    f"depth={len(program.weight_words)} latency={memory.read_latency}",
@@ -156,7 +166,11 @@ def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_me
         weights += [f"#pragma HLS INTERFACE mode=m_axi port=fmem offset=slave bundle=fmem depth={config['fmap_words']} "
                     f"latency={fmap_memory.read_latency} max_read_burst_length={burst} "
                     f"max_write_burst_length={burst}",
-                    "#pragma HLS INTERFACE mode=s_axilite port=fmem bundle=control"]
+                    "#pragma HLS INTERFACE mode=s_axilite port=fmem bundle=control",
+                    # the two queues' processes share the memories (top.cpp.j2 says why this is legal)
+                    "#pragma HLS stream variable=amem type=unsync",
+                    "#pragma HLS stream variable=dwmem type=unsync",
+                    "#pragma HLS DATAFLOW"]
     return [*(f"#pragma HLS INTERFACE mode=axis port={p.name}" for p in ports),
             "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control",
             "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=1",

@@ -22,6 +22,7 @@ from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
 from .roms import BitStream
+from .tokens import DMA_QUEUE, ENGINES, queues
 
 ARRAY, VECTOR, DMA = 0, 1, 2
 (OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY,
@@ -61,6 +62,8 @@ ROW_FIELDS = (
     ("d_word", "dma: first feature-map image word"), ("d_stride", "dma: image words between channel blocks"),
     ("d_segments", "dma: channel blocks"), ("d_words", "dma: words per channel block"),
     ("d_bstride", "dma: buffer words between channel blocks"), ("d_signed", "dma: a load sign-extends the bytes"),
+    ("wait", "rows of the other queue that finish before it starts (tokens.py)"),
+    ("signal", "when it finishes, send the other queue a token"),
 )
 # A copy segment: a source map (plane, base, lg, channels, height, width) and, per output coordinate
 # (c, y, x), the source coordinate it takes (0 c, 1 y, 2 x, NO_SLOT none) plus an offset.
@@ -103,6 +106,8 @@ class OverlayProgram:
     pool_tiles: int  # column tiles a fused pool keeps running maxima for
     pool_depth: int  # words of the fused pool's row buffer
     row_words: int  # weight ROM words one PE row's weights can span
+    to_dma: int  # tokens the engine process sends the DMA process per inference (tokens.py)
+    to_engines: int  # and the DMA process the engine process
 
 
 def build_program(graph: Graph, mapping) -> OverlayProgram:
@@ -129,31 +134,20 @@ class _Builder:
         if self.R != self.C:
             raise MappingError(f"the overlay's vector lanes read the array's banks one to one: it needs a square "
                                f"array, not {self.R} x {self.C}")
-        rows, problems = [], []
+        rows, problems, queued = [], [], []  # queued: per layer row on a queue, (queue, wait, C++ rows)
         for layer in self.mapping.layers:
             if layer.unit == "none":  # a Reshape: its output is an alias of its input's map
                 continue
-            if layer.unit == "dma":
-                values = self._dma(layer)
-                rows.append(Row(layer.name, "", tuple(values[name] for name, _ in ROW_FIELDS)))
-                continue
-            node = self.graph.nodes[layer.nodes[0]]
-            if layer.kind == "grouped_conv":  # a row per chunk of groups (hlsgen.hw.groups), each a part of the map
-                rows.extend(Row(layer.name, "", tuple(self._array(layer, node, i)[name] for name, _ in ROW_FIELDS))
-                            for i in range(layer.tiles.work.groups))
-                continue
-            try:
-                values = self._array(layer, node) if layer.unit == "systolic_array" else self._vector(layer, node)
-            except MappingError as exc:
-                raise MappingError(f"{self.graph.describe(node.name)}: {exc}") from None
-            except UnsupportedModelError as exc:  # a form of the op the overlay's units do not implement
-                onnx_name, op_type, opset = self.graph.origin(node.name) or (node.name, "a layer hlsgen made", 0)
-                problems.append(UnsupportedOp(onnx_name, op_type, opset, f"the HLS overlay cannot run it: {exc}"))
-                continue
-            rows.append(Row(layer.name, layer.output if self._whole(layer) else "",
-                            tuple(values[name] for name, _ in ROW_FIELDS)))
+            first = len(rows)
+            self._layer(layer, rows, problems)
+            queued.append((DMA_QUEUE if layer.unit == "dma" else ENGINES, layer.wait, len(rows) - first))
         if problems:
             raise UnsupportedOpsError(problems)
+        q = queues(queued)
+        names = [name for name, _ in ROW_FIELDS]
+        rows = [Row(r.name, r.output, tuple((dict(zip(names, r.values)) | {"wait": wait, "signal": signal})[n]
+                                            for n in names))
+                for r, wait, signal in zip(rows, q.waits, q.signals)]
         place = self.mapping.placement
         act_bits = max([2] + [m.quant.bits + (0 if m.quant.signed else 1) for m in self.mapping.memory.maps])
         array_rows = [layer for layer in self.mapping.layers if layer.unit == "systolic_array"]
@@ -168,7 +162,30 @@ class _Builder:
             tuple(self.lut), tuple(self.aux), tuple(self.divisors), tuple(self.segments), act_bits, wmax,
             max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
             max([1] + [max(f["tc"], f["passes"]) for f in pooled]),
-            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax))
+            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax), q.to_dma,
+            q.to_engines)
+
+    def _layer(self, layer, rows: list[Row], problems: list[UnsupportedOp]) -> None:
+        """Append the C++ rows of one layer program row (its wait and signal 0 until run() sets them)."""
+        if layer.unit == "dma":
+            values = self._dma(layer)
+            rows.append(Row(layer.name, "", tuple(values[name] for name, _ in ROW_FIELDS)))
+            return
+        node = self.graph.nodes[layer.nodes[0]]
+        if layer.kind == "grouped_conv":  # a row per chunk of groups (hlsgen.hw.groups), each a part of the map
+            rows.extend(Row(layer.name, "", tuple(self._array(layer, node, i)[name] for name, _ in ROW_FIELDS))
+                        for i in range(layer.tiles.work.groups))
+            return
+        try:
+            values = self._array(layer, node) if layer.unit == "systolic_array" else self._vector(layer, node)
+        except MappingError as exc:
+            raise MappingError(f"{self.graph.describe(node.name)}: {exc}") from None
+        except UnsupportedModelError as exc:  # a form of the op the overlay's units do not implement
+            onnx_name, op_type, opset = self.graph.origin(node.name) or (node.name, "a layer hlsgen made", 0)
+            problems.append(UnsupportedOp(onnx_name, op_type, opset, f"the HLS overlay cannot run it: {exc}"))
+            return
+        rows.append(Row(layer.name, layer.output if self._whole(layer) else "",
+                        tuple(values[name] for name, _ in ROW_FIELDS)))
 
     def _whole(self, layer) -> bool:
         """Whether the row computes a whole graph tensor on chip (not a band into a buffer map)."""
