@@ -49,12 +49,17 @@ def test_waits_count_the_cxx_rows_and_only_awaited_rows_send_tokens():
     # the engines signal after e1 and e4; the DMA queue after d1, d3 and d4 (the engines' last read)
     assert q.signals == (1, 1, 0, 0, 1, 0, 1, 0, 1)
     assert (q.to_dma, q.to_engines) == (1 + 2, 3)
+    # at most two tokens wait in a stream: the first and e1's before the DMA queue reads any; d3's and d4's
+    # while the engines run e2..e4 (they read d1's)
+    assert (q.to_dma_depth, q.to_engines_depth) == (2, 2)
 
 
-def run_processes(rows: list[dict], to_dma: int, to_engines: int, seed: int) -> dict[str, int]:
-    """The two processes of top.cpp.j2, token for token, their steps interleaved at random: returns the
-    tokens each stream carried. Fails when a row starts before the other queue's rows it waits for have
-    finished, on a deadlock, on a write past a stream's depth and on a token left unread."""
+def run_processes(rows: list[dict], tokens, seed: int, first: str | None = None) -> tuple[dict, dict]:
+    """The two processes of top.cpp.j2, token for token, their steps interleaved at random (`first`: that
+    process whenever it can go on, the other only when it waits): returns the tokens each stream carried and
+    the most it held at once. Fails when a row starts before the other queue's rows it waits for have
+    finished, on a deadlock, on a write to a full stream (the depths are meant to let every write go on at
+    once) and on a token left unread."""
     queue = {"engines": [f for f in rows if f["unit"] != DMA], "dma": [f for f in rows if f["unit"] == DMA]}
     finished = {"engines": 0, "dma": 0}
 
@@ -82,27 +87,29 @@ def run_processes(rows: list[dict], to_dma: int, to_engines: int, seed: int) -> 
             if f["signal"]:
                 yield "write", "to_engines", i + 1
 
-    depth = {"to_dma": max(to_dma, 1), "to_engines": max(to_engines, 1)}
+    depth = {"to_dma": tokens.to_dma_depth, "to_engines": tokens.to_engines_depth}
     streams, sent = {"to_dma": [], "to_engines": []}, {"to_dma": 0, "to_engines": 0}
+    peak = {"to_dma": 0, "to_engines": 0}
     processes = {name: (made(), None) for name, made in (("engines", engines), ("dma", dma))}
     pending = {name: process.send(None) for name, (process, _) in processes.items()}
     rng = random.Random(seed)
     while pending:
-        ready = [n for n, (kind, stream, *_) in pending.items()
-                 if (streams[stream] if kind == "read" else len(streams[stream]) < depth[stream])]
+        ready = [n for n, (kind, stream, *_) in pending.items() if kind == "write" or streams[stream]]
         assert ready, f"deadlock: {pending}"
-        name = rng.choice(ready)
+        name = first if first in ready else rng.choice(ready)
         kind, stream, *value = pending[name]
         if kind == "write":
+            assert len(streams[stream]) < depth[stream], f"{stream} is full ({depth[stream]} tokens)"
             streams[stream].append(value[0])
             sent[stream] += 1
+            peak[stream] = max(peak[stream], len(streams[stream]))
         answer = streams[stream].pop(0) if kind == "read" else None
         try:
             pending[name] = processes[name][0].send(answer)
         except StopIteration:
             del pending[name]
     assert streams == {"to_dma": [], "to_engines": []}, "a token nobody read"
-    return sent
+    return sent, peak
 
 
 CASES = [("resnet8", architecture(architectures.resnet8), "systolic16x16", 24),
@@ -111,19 +118,26 @@ CASES = [("resnet8", architecture(architectures.resnet8), "systolic16x16", 24),
 
 
 @pytest.mark.parametrize("name, made, target, kib", CASES, ids=[f"{n}-{t}-{k}KiB" for n, _, t, k in CASES])
-def test_every_token_sent_is_read_whatever_the_interleaving(tmp_path, name, made, target, kib):
+def test_every_token_sent_is_read_and_no_write_waits_whatever_the_interleaving(tmp_path, name, made, target, kib):
     quantized, mapping, design = banded(tmp_path, made, target_with(target, buffers__input__kib=kib))
     program = build_program(quantized.graph, mapping)
     rows = fields(program)
-    for seed in range(20):
-        sent = run_processes(rows, program.to_dma, program.to_engines, seed)
-        assert sent == {"to_dma": program.to_dma, "to_engines": program.to_engines}
+    tokens = program.tokens
+    peaks = []
+    for seed, first in [(seed, None) for seed in range(20)] + [(0, "engines"), (0, "dma")]:
+        sent, peak = run_processes(rows, tokens, seed, first)
+        assert sent == {"to_dma": tokens.to_dma, "to_engines": tokens.to_engines}
+        peaks.append(peak)
+    # the depths are reached: the engines running ahead fill to_dma, the DMA queue running ahead to_engines
+    assert max(p["to_dma"] for p in peaks) == tokens.to_dma_depth
+    assert max(p["to_engines"] for p in peaks) == tokens.to_engines_depth
     text = (tmp_path / "hls" / "net_program.h").read_text()
-    assert f"static const int TO_DMA_DEPTH = {program.to_dma};" in text
-    assert f"static const int TO_ENGINES_DEPTH = {program.to_engines};" in text
+    assert f"static const int TO_DMA_DEPTH = {tokens.to_dma_depth};" in text
+    assert f"static const int TO_ENGINES_DEPTH = {tokens.to_engines_depth};" in text
     engine = [f for f in rows if f["unit"] != DMA]
-    assert program.to_dma == 1 + sum(f["signal"] for f in engine) and program.to_engines == sum(
+    assert tokens.to_dma == 1 + sum(f["signal"] for f in engine) and tokens.to_engines == sum(
         f["signal"] for f in rows if f["unit"] == DMA)
+    assert tokens.to_dma_depth < tokens.to_dma and tokens.to_engines_depth < tokens.to_engines
 
 
 def double_buffered(mapping) -> list[str]:

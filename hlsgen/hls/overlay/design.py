@@ -22,7 +22,6 @@ from .cycles import fetched_words, inference_cycles, moved_words, row_cycles
 from .partition_check import prove_folder
 from .program import DMA, PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
-from .tokens import depth
 
 INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 PORTABLE_HEADERS = ("hlsgen_ap_int.h", "hlsgen_stream.h")
@@ -103,7 +102,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
                                    weight_lines=[] if external else _hex_lines(program),
                                    cols=target.array.cols, segment_fields=SEGMENT_FIELDS,
                                    engine_rows=engine_rows, dma_rows=dma_rows,
-                                   to_dma_depth=depth(program.to_dma), to_engines_depth=depth(program.to_engines),
+                                   tokens=program.tokens,
                                    names=[_c_string(r.name) for r in engine_rows],
                                    tensors=[_c_string(r.output) for r in engine_rows]),
         f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=streamed,

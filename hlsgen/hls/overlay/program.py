@@ -22,7 +22,7 @@ from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
 from .roms import BitStream
-from .tokens import DMA_QUEUE, ENGINES, queues
+from .tokens import DMA_QUEUE, ENGINES, Queues, queues
 
 ARRAY, VECTOR, DMA = 0, 1, 2
 (OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY,
@@ -106,8 +106,7 @@ class OverlayProgram:
     pool_tiles: int  # column tiles a fused pool keeps running maxima for
     pool_depth: int  # words of the fused pool's row buffer
     row_words: int  # weight ROM words one PE row's weights can span
-    to_dma: int  # tokens the engine process sends the DMA process per inference (tokens.py)
-    to_engines: int  # and the DMA process the engine process
+    tokens: Queues  # the two queues' token traffic (tokens.py); its per-row waits and signals are in `rows`
 
 
 def build_program(graph: Graph, mapping) -> OverlayProgram:
@@ -162,8 +161,7 @@ class _Builder:
             tuple(self.lut), tuple(self.aux), tuple(self.divisors), tuple(self.segments), act_bits, wmax,
             max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
             max([1] + [max(f["tc"], f["passes"]) for f in pooled]),
-            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax), q.to_dma,
-            q.to_engines)
+            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax), q)
 
     def _layer(self, layer, rows: list[Row], problems: list[UnsupportedOp]) -> None:
         """Append the C++ rows of one layer program row (its wait and signal 0 until run() sets them)."""
