@@ -19,6 +19,7 @@ from hlsgen.hls.emit import INCLUDE_DIR
 from hlsgen.hls.overlay.cycles import inference_cycles, row_cycles
 from hlsgen.hls.overlay.program import DMA, ROW_FIELDS, build_program
 from hlsgen.hls.overlay.tokens import DMA_QUEUE, ENGINES, queues
+from hlsgen.hls.tbdata import EXPECTED_FILE, INPUT_FILE
 from hlsgen.hw.cycles import two_queue_cycles
 from hlsgen.tools import cxx_compiler
 from tests.hls.helpers import csim
@@ -176,6 +177,40 @@ def test_a_double_buffered_program_overlaps_its_copies_bit_exact(tmp_path):
     assert design.cycles < sum(cycles)  # the copies overlap the compute
     # the C++ rows' waits are the layer program's (no grouped conv: one C++ row per layer row)
     assert [f["wait"] for f in fields(program)] == [layer.wait for layer in mapping.layers if layer.unit != "none"]
+
+
+def sanitized_csim(out: Path) -> subprocess.CompletedProcess:
+    """The C simulation under ThreadSanitizer, which reports any two accesses of the processes to one
+    word that no token orders (happens-before through the token streams' lock)."""
+    binary = out / "csim_tsan"
+    subprocess.run([cxx_compiler("the test"), "-std=c++14", "-O1", "-pthread", "-fsanitize=thread", *WARNINGS,
+                    "-DHLSGEN_PORTABLE", "-I", str(out / "portable"), "-I", str(out), str(out / "net.cpp"),
+                    str(out / "net_tb.cpp"), "-o", str(binary)], check=True, capture_output=True, text=True)
+    return subprocess.run([str(binary), str(out / INPUT_FILE), str(out / EXPECTED_FILE)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_tokens_order_every_access_of_the_two_processes_to_a_word(tmp_path):
+    """ThreadSanitizer finds no race on the activation memory in the double-buffered program; with the dma
+    rows' waits dropped (the control), it does."""
+    banded(tmp_path, architecture(architectures.resnet8), target_with("systolic16x16", buffers__input__kib=24))
+    out = tmp_path / "hls"
+    done = sanitized_csim(out)
+    assert done.returncode == 0 and "ThreadSanitizer" not in done.stderr, done.stderr[-3000:]
+    assert "compared 40 output integers of 4 samples: 0 mismatches" in done.stdout
+    program = out / "net_program.h"
+    text = program.read_text()
+    column = re.search(r"// Row fields: (.*)", text).group(1).split(", ").index("wait")
+    head, moves = text.split("static const Row moves[MOVES] = {")
+
+    def no_wait(row: re.Match) -> str:
+        values = row.group(1).split(", ")
+        return "{ " + ", ".join(values[:column] + ["0"] + values[column + 1:]) + " }"
+
+    table, rest = moves.split("};", 1)
+    program.write_text(head + "static const Row moves[MOVES] = {" + re.sub(r"\{ ([^}]*) \}", no_wait, table)
+                       + "};" + rest)
+    assert "WARNING: ThreadSanitizer: data race" in sanitized_csim(out).stderr
 
 
 def test_the_vendor_headers_run_the_two_processes_too(tmp_path):
