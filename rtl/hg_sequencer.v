@@ -5,6 +5,8 @@
 // queue is free and the other queue has finished `wait` rows (its table's wait field, a dependency counter):
 // `start` and `move_start` are combinational so that a row starts the cycle after the row it waited for ends.
 // The tables' row counts are the generated top's constants, or a loaded program's (its header's).
+// `layer_ahead` and `move_ahead` are the cursors' values in the next cycle: a table read synchronously there
+// (a block RAM) holds the row of the current cursor in every cycle, at no cycle's cost.
 `default_nettype none
 module hg_sequencer #(
     parameter integer LAYERS = 1,        // the layer table's capacity
@@ -24,8 +26,10 @@ module hg_sequencer #(
     input  wire [L_W-1:0] move_wait,     // layers the current move waits for
     output reg  [1:0]     phase,         // 0: input, 1: layers, 2: output
     output reg  [L_W-1:0] layer,         // the running (or next) layer: also how many have finished
+    output wire [L_W-1:0] layer_ahead,   // `layer` in the next cycle
     output wire           start,         // one cycle, at the start of every layer
     output reg  [MV_W-1:0] move,          // the running (or next) move: also how many have finished
+    output wire [MV_W-1:0] move_ahead,    // `move` in the next cycle
     output wire           move_start     // one cycle, at the start of every move
 );
     localparam [1:0] P_IN = 2'd0, P_RUN = 2'd1, P_OUT = 2'd2;
@@ -34,6 +38,9 @@ module hg_sequencer #(
     // the cursors after this cycle: the output starts the cycle after the last row ends, as the model charges
     wire [L_W-1:0] layer_next = layer_done ? layer + 1'b1 : layer;
     wire [MV_W-1:0] move_next = move_done ? move + 1'b1 : move;
+    wire restart = phase == P_IN && in_done;  // the cursors return to the first rows
+    assign layer_ahead = rst || restart ? {L_W{1'b0}} : phase == P_RUN ? layer_next : layer;
+    assign move_ahead = rst || restart ? {MV_W{1'b0}} : phase == P_RUN ? move_next : move;
     assign start = phase == P_RUN && !layer_busy && layer != layers && move >= layer_wait;
     assign move_start = phase == P_RUN && !move_busy && move != moves && layer >= move_wait;
 

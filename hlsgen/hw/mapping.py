@@ -276,7 +276,7 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
             mapper.fail(f"the weights up to this layer need {total:,} bytes, more than the weight memory "
                         f"(buffers.weight = {target.buffers.weight.kib} KiB), and the target has no external_memory")
         layers = weights(layers)
-    used = estimate(target)
+    used = estimate(target, external)
     budget = fit(target, used)
     if not budget["ok"]:
         name = next(n for n in ("dsp", "lut", "ff", "bram_18k") if used[n] > budget["budget"][n])

@@ -54,7 +54,7 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "residency": mapping.residency,
         "peak_activation_bytes": peak.buffers[0].used if peak else 0,
         "peak_activation_layer": peak.name if peak else None,
-        "resources": dict(mapping.resources), "bram_18k_by_memory": bram_blocks(t),
+        "resources": dict(mapping.resources), "bram_18k_by_memory": bram_blocks(t, mapping.program_external),
         "fit": mapping.fit,
     }
     target = {"name": t.name, "rows": rows, "cols": cols, "dataflow": t.array.dataflow, "clock_mhz": t.clock_mhz,

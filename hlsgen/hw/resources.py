@@ -6,12 +6,15 @@ lanes and the C vector-unit lanes): 4 DSP (the 32x16-bit requantizer multiply ta
 two operand multipliers 2), 300 LUT, 200 FF. Fixed: sequencer, AXI-Stream ports and address generators,
 5,000 LUT and 4,000 FF. BRAM (18 Kib blocks of 2,304 bytes): each bank of the activation, weight and
 accumulator memories rounds up to whole blocks (the window generator reads the activation memory
-directly: there is no line buffer to store). docs/mapping.md repeats this table.
+directly: there is no line buffer to store); the target's own top (`--program external`) adds its program
+tables, each a block RAM of its capacity's depth and its widest entry's width, in the cheapest aspect ratio
+(hlsgen.hw.overlay_tables). docs/mapping.md repeats this table.
 """
 from __future__ import annotations
 
 import math
 
+from .overlay_tables import capacity, entry_bits
 from .target import Target
 
 DSP_PER_PE, LUT_PER_PE, FF_PER_PE = 1, 80, 64
@@ -27,22 +30,25 @@ def _blocks(nbytes: int) -> int:
     return max(1, math.ceil(nbytes / BRAM_BYTES))
 
 
-def bram_blocks(target: Target) -> dict[str, int]:
-    """18 Kib blocks per on-chip memory."""
+def bram_blocks(target: Target, program_external: bool = False) -> dict[str, int]:
+    """18 Kib blocks per on-chip memory; with `program_external`, also per program table ("program_<table>")."""
     out = {}
     for name in ("input", "weight", "accumulator"):
         buffer = getattr(target.buffers, name)
         out[name] = buffer.banks * _blocks(math.ceil(buffer.bytes / buffer.banks))
+    if program_external:
+        bits = entry_bits(target)
+        out |= {f"program_{name}": bram18(depth, bits[name]) for name, depth in vars(capacity(target)).items()}
     return out
 
 
-def estimate(target: Target) -> dict[str, int]:
+def estimate(target: Target, program_external: bool = False) -> dict[str, int]:
     pes, cols = target.array.rows * target.array.cols, target.array.cols
     return {
         "dsp": DSP_PER_PE * pes + DSP_PER_COLUMN * cols,
         "lut": LUT_PER_PE * pes + LUT_PER_COLUMN * cols + LUT_FIXED,
         "ff": FF_PER_PE * pes + FF_PER_COLUMN * cols + FF_FIXED,
-        "bram_18k": sum(bram_blocks(target).values()),
+        "bram_18k": sum(bram_blocks(target, program_external).values()),
     }
 
 

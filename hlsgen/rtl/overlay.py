@@ -1,8 +1,8 @@
 """The program in external memory (`--program external`, docs/rtl.md "The program in external memory"): the
 generated top depends only on the target. Every width, memory depth and table capacity below comes from the
-target; a model's program is encoded at these widths (hlsgen.rtl.program) and loaded at run time from
-program.bin (hlsgen.rtl.program_image). A model that needs more than the overlay holds is refused (exit 3),
-naming what overflowed.
+target (the tables' capacities: hlsgen.hw.overlay_tables); a model's program is encoded at these widths
+(hlsgen.rtl.program) and loaded at run time from program.bin (hlsgen.rtl.program_image). A model that needs
+more than the overlay holds is refused (exit 3), naming what overflowed.
 
 The activation memory keeps its banks but splits them once for all models (hlsgen.hw.overlay_memory, which
 the mapper plans for). Map sides and channel counts run up to MAX_SIDE and MAX_CHANNELS, strides to 31.
@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import MappingError
 from ..hw.overlay_memory import memory_split
+from ..hw.overlay_tables import Capacity, capacity
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from .words import MIN_DIM_W, STRIDE_W
@@ -28,19 +29,6 @@ MIN_WEIGHT_BITS = 2  # the narrowest weights quantization gives (the weight DMA'
 
 class OverlayFitError(MappingError):
     """The model's program needs more than the target's top holds (still exit 3: it does not fit)."""
-
-
-@dataclass(frozen=True)
-class Capacity:
-    """Entries of the overlay's tables: layer-table rows, tap words (one per row tile of a layer), parameter
-    words (one per column tile), lookup-table entries, divisor words and move-table rows."""
-
-    layers: int = 256
-    taps: int = 4096
-    params: int = 4096
-    lut: int = 4096
-    divisors: int = 1024
-    moves: int = 1024
 
 
 @dataclass(frozen=True)
@@ -80,7 +68,7 @@ def overlay(target: Target, weight_word_slices: int) -> Overlay:
         "W_W": weight_bits, "WB_W": weight_bits.bit_length(),
         "WORD_W": AXI_ADDR_BITS - (R - 1).bit_length() + 1, "SEG_W": cnt_w, "WSA_W": wsa_w,
     }
-    return Overlay(tuple(widths.items()), planes, copies, dw_depth, weight_bits, Capacity(),
+    return Overlay(tuple(widths.items()), planes, copies, dw_depth, weight_bits, capacity(target),
                    min(MAX_POOLED_ROW, 1 << max(planes[0] - 1, 1).bit_length()))
 
 

@@ -329,7 +329,7 @@ class _Compiler:
         rq = node.attrs.requant
         f = layer.fields
         tap_lanes = self._tap_lanes(layer, x, taps, reduction, depthwise, c0 + in_c)
-        key = (node.name, tap_lanes)
+        key = tap_lanes
         if key not in self.tap_tables:
             self.tap_tables[key] = len(self.taps)
             self.taps.extend(tap_lanes)
