@@ -134,7 +134,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         # rejects a layer that does not fit, before anything is written
         mapping = map_model(quantized.graph, target, program="rom" if options.program == "auto" else options.program)
         if options.program == "auto" and (mapping.weights_external or mapping.maps_external or mapping.input_in_dram):
-            mapping = _overlay_or_rom(mapping, quantized.graph, target, graph.notices)
+            mapping = overlay_or_rom(mapping, quantized.graph, target, graph.notices)
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
@@ -282,7 +282,7 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
 OVERLAY_SLOWDOWN = 0.02  # --program auto keeps the model's own top when the target's would be slower than this
 
 
-def _overlay_or_rom(own, graph: Graph, target: Target, notices: list[str]):
+def overlay_or_rom(own, graph: Graph, target: Target, notices: list[str]):
     """--program auto, for a model that uses external memory anyway: the target's top when it holds the model
     at no more than OVERLAY_SLOWDOWN extra cycles, else the model's own mapping `own` (with a notice saying
     why)."""

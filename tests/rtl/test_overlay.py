@@ -1,6 +1,8 @@
 """--program external: the generated Verilog depends only on the target (two models, byte-identical .v files,
-lint-clean), program.bin holds each model's layer table and tables exactly as the loader reads them, and a
-model the overlay cannot hold, or a target without external memory, is a one-line exit-3 refusal."""
+lint-clean), program.bin holds each model's layer table and tables exactly as the loader reads them, the tables'
+entries are no wider than the resource estimate charges, MobileNetV2 fits every shipped target's top with room
+to spare, and a model the overlay cannot hold (more layer rows than its table, a plane too small), or a target
+without external memory, is a one-line exit-3 refusal."""
 import json
 
 import numpy as np
@@ -8,16 +10,19 @@ import onnx
 import pytest
 import yaml
 
-from hlsgen.architectures import calibration_data, resnet8
+from hlsgen.architectures import calibration_data, mobilenet_v2, resnet8
 from hlsgen.cli import main
 from hlsgen.hw import load_target, map_model
+from hlsgen.hw.overlay_tables import capacity, entry_bits
 from hlsgen.hw.target import builtin_targets
+from hlsgen.rtl.overlay import OverlayFitError
 from hlsgen.rtl.program import compile_program
 from hlsgen.rtl.program_image import HEADER_BITS, HEADER_WORDS, MAGIC, VERSION, header, slot_bytes, tables
-from hlsgen.rtl.render import config_fields, move_fields, write_rtl
+from hlsgen.rtl.render import config_fields, layer_count, memory_depths, move_count, move_fields, write_rtl
 from hlsgen.rtl.toolchain import lint
 from tests.cli.test_errors import assert_one_line_error, run_cli
-from tests.hw.models import integer_graph
+from tests.builders import make_model, tensor_value
+from tests.hw.models import _quantize, integer_graph
 
 EXAMPLE = "examples/digits/digits.onnx"
 CALIB = "examples/digits/calib.npz"
@@ -170,3 +175,53 @@ def test_the_mapper_bands_a_model_into_the_overlays_split_of_the_activation_memo
     assert split.fits(loaded.memory.plane_depth, loaded.memory.dw_copies, loaded.memory.dw_depth)
     assert loaded.maps_external and loaded.cycles > own.cycles
     assert compile_program(loaded, graph).overlay.dw_depth == split.copy_depth
+
+
+@pytest.mark.parametrize("target", sorted(builtin_targets()))
+def test_every_table_entry_fits_the_width_the_estimate_charges(target):
+    """hlsgen.hw.resources charges each table at its capacity and a bound on its entries' width."""
+    program = overlay_program("window_pools", target)
+    bits, depths = entry_bits(program.target), memory_depths(program)
+    for table in tables(program, config_fields(program), move_fields(program)):
+        assert table.width <= bits[table.name], table.name
+    capacity = program.overlay.capacity
+    assert (layer_count(program), move_count(program)) == (capacity.layers, capacity.moves)
+    assert all(depths[m] == getattr(capacity, m) for m in ("taps", "params", "lut", "divisors"))
+
+
+def test_mobilenet_v2_fits_the_targets_top_with_a_fifth_to_spare():
+    """MobileNetV2-0.5 (128 px) needs the most layer rows, moves and parameter words of the architectures, most
+    of all on the smallest array (bench/program_choice.py maps it on every target)."""
+    graph = _quantize(mobilenet_v2(), samples=2)
+    program = compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
+    capacity = program.overlay.capacity
+    needs = {"layers": len(program.compute), "moves": len(program.moves), "taps": len(program.taps),
+             "params": len(program.params)}
+    assert needs["layers"] > 256  # what the top held before
+    for table, need in needs.items():
+        assert need <= 0.8 * getattr(capacity, table), (table, need)
+
+
+def chain_of_convs(count: int) -> onnx.ModelProto:
+    """`count` 1x1 Convs one after another: a layer-table row each."""
+    rng = np.random.default_rng(0)
+    nodes, weights, x = [], {}, "x"
+    for i in range(count):
+        weights[f"w{i}"] = rng.standard_normal((4, 4, 1, 1)).astype(np.float32) * 0.5
+        nodes.append(onnx.helper.make_node("Conv", [x, f"w{i}"], [f"c{i}"], name=f"conv{i}"))
+        x = f"c{i}"
+    return make_model(nodes, [tensor_value("x", [1, 4, 2, 2])], [tensor_value(x, [1, 4, 2, 2])], weights)
+
+
+def test_a_program_longer_than_the_layer_table_is_an_exit_3_refusal():
+    """(The CLI prints an OverlayFitError on one line with exit 3: the refusals above.)"""
+    target = load_target("systolic8x8")
+    rows = capacity(target).layers
+    graph = _quantize(chain_of_convs(rows + 1), samples=2)
+    mapping = map_model(graph, target, program="external")
+    with pytest.raises(OverlayFitError) as refused:
+        compile_program(mapping, graph)
+    message = str(refused.value)
+    assert refused.value.exit_code == 3 and "\n" not in message
+    assert f"the model needs {rows + 1:,} layer-table rows" in message and f"holds {rows:,}" in message
+    assert message.endswith("build with --program rom")
