@@ -143,10 +143,14 @@ class _Builder:
         if problems:
             raise UnsupportedOpsError(problems)
         q = queues(queued)
-        names = [name for name, _ in ROW_FIELDS]
-        rows = [Row(r.name, r.output, tuple((dict(zip(names, r.values)) | {"wait": wait, "signal": signal})[n]
-                                            for n in names))
-                for r, wait, signal in zip(rows, q.waits, q.signals)]
+        at = {name: i for i, (name, _) in enumerate(ROW_FIELDS)}
+
+        def synchronised(row: Row, wait: int, signal: int) -> Row:
+            values = list(row.values)
+            values[at["wait"]], values[at["signal"]] = wait, signal
+            return Row(row.name, row.output, tuple(values))
+
+        rows = [synchronised(*r) for r in zip(rows, q.waits, q.signals)]
         place = self.mapping.placement
         act_bits = max([2] + [m.quant.bits + (0 if m.quant.signed else 1) for m in self.mapping.memory.maps])
         array_rows = [layer for layer in self.mapping.layers if layer.unit == "systolic_array"]
