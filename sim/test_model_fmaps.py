@@ -24,6 +24,7 @@ from hlsgen.cli import main
 from hlsgen.hw.target import builtin_targets
 from hlsgen.rtl.sim import simulate
 from tests.builders import make_model, tensor_value
+from tests.hw.models import rgb_stem_model
 
 CYCLE_TOLERANCE = 0.03
 
@@ -51,7 +52,7 @@ def avg_pools(seed: int = 3) -> onnx.ModelProto:
 
 
 def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
-    model = avg_pools() if name == "avg_pools" else getattr(architectures, name)()
+    model = {"avg_pools": avg_pools, "rgb_stem": rgb_stem_model}.get(name, getattr(architectures, name, None))()
     onnx.save(model, str(folder / "model.onnx"))
     key = model.graph.input[0].name
     np.savez(folder / "calib.npz", **{key: architectures.calibration_data(model, n=8, seed=0)})
@@ -97,7 +98,8 @@ def banded(program: dict, kind: str) -> bool:
     return any(r["kind"] == kind and r["band"] and r["band"]["count"] > 1 for r in program["rows"])
 
 
-CASES = [("resnet8", 16, 10, "elementwise"), ("mobilenet_v1", 48, 2, "depthwise"), ("avg_pools", 16, 10, "pool")]
+CASES = [("resnet8", 16, 10, "elementwise"), ("mobilenet_v1", 48, 2, "depthwise"), ("avg_pools", 16, 10, "pool"),
+         ("rgb_stem", 16, 10, "conv")]  # an RGB image packed a word per pixel (G = 4), a 3x3/2 Conv in bands
 
 
 @pytest.mark.rtl
@@ -105,6 +107,9 @@ CASES = [("resnet8", 16, 10, "elementwise"), ("mobilenet_v1", 48, 2, "depthwise"
 def test_bands_through_external_memory_are_bit_exact(tmp_path, name, kib, outputs, kind):
     out, test, program = build(tmp_path, name, "systolic16x16", kib)
     assert program["residency"]["input"] == "external" and banded(program, kind)
+    if name == "rgb_stem":  # packed: a word per pixel, the stem's taps padded to 4 lanes
+        assert program["memory"]["maps"]["x"]["banks"] == 4
+        assert {r["tiles"]["reduction"] for r in program["rows"] if r["nodes"] == ["stem"]} == {36}
     check(out, test, outputs)
 
 

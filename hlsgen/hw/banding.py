@@ -28,7 +28,7 @@ from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .overlay_memory import MemorySplit
-from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps
+from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps, read_lanes
 from .queues import queue_cycles
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
@@ -77,6 +77,7 @@ class _Planner:
             for t in self.operands[i][0]:
                 maps[t].array_read |= layer.unit == ARRAY and layer.kind != "depthwise"
                 maps[t].dw_read |= layer.kind == "depthwise"
+                maps[t].lanes = max(maps[t].lanes, read_lanes(layer))
         taps = [layer.tiles.work.reduction for layer in self.layers if layer.kind == "depthwise"]
         self.copies = min(R, max(taps, default=0))
         sizes = {}
@@ -285,7 +286,7 @@ def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: boo
             if attempt == 0:
                 raise
             break  # smaller bands do not fit either: report the placement
-        memory = place_maps(graph, rows, R)
+        memory = place_maps(graph, rows, R, split.planes if split else None)
         used = (sum(memory.plane_depth) * R, memory.dw_copies * memory.dw_depth * R)
         if split is None and sum(used) <= capacity:
             return rows, memory

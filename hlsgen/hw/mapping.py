@@ -195,6 +195,12 @@ class Mapping:
                 "input": "external" if self.input_in_dram else "stream",
                 "program": "external" if self.program_external else "rom"}
 
+    @property
+    def packed_input(self) -> bool:
+        """The input image is packed into G banks, more than its channels (hlsgen.hw.placement.few_channel_banks)."""
+        return self.memory is not None and any(m.birth < 0 and not m.holds and m.banks > m.channels
+                                               for m in self.memory.maps)
+
     def placement(self, tensor: str):
         return self.memory.placement(tensor)
 
@@ -236,12 +242,41 @@ class Mapping:
         return next(layer for layer in self.layers if layer.name == name)
 
 
-def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "rom") -> Mapping:
+def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "rom",
+              packed: bool | None = None) -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program).
     `program`: where the RTL's program lives, `rom` (the model's own top) or `external` (the target's top loads
     it: every weight streams from external memory, so the cycles charge that traffic, and the maps fit the
-    top's split of the activation memory). `hlsgen build --program auto` chooses between them."""
+    top's split of the activation memory). `hlsgen build --program auto` chooses between them.
+    An input image of fewer channels than R that do not divide it (RGB) is kept whole in every bank (G = 1,
+    its readers' taps unpadded) unless that puts it in external memory (or does not fit at all): then also
+    packed (hlsgen.hw.placement.few_channel_banks: C times fewer words to hold and to load, padded taps), and
+    the program with fewer cycles is kept (`packed` True or False: that layout only)."""
+    if packed is not None:
+        return _map_model(graph, target, fuse_pools, program, packed)
+    whole = failure = None
+    try:
+        whole = _map_model(graph, target, fuse_pools, program, packed=False)
+    except MappingError as error:
+        failure = error
+    if not _few_channel_inputs(graph, target) or (whole is not None and not whole.input_in_dram):
+        if failure is not None:
+            raise failure
+        return whole
+    packed = _map_model(graph, target, fuse_pools, program, packed=True)
+    return packed if whole is None or packed.cycles < whole.cycles else whole
+
+
+def _few_channel_inputs(graph: Graph, target: Target) -> bool:
+    """Whether an input image has fewer channels than R that do not divide it (the packed layout's case)."""
+    R = target.array.rows
+    return target.array.dataflow == "weight_stationary" and any(
+        len(graph.shape(t)) >= 3 and 1 < map_shape(graph.shape(t))[0] < R and R % map_shape(graph.shape(t))[0]
+        for t in graph.inputs)
+
+
+def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool) -> Mapping:
     if program not in ("rom", "external"):
         raise ValueError(f"program residency {program!r} is neither rom nor external")
     external = program == "external"
@@ -253,7 +288,7 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
 
     layers, weight_total, overflow = [], 0, None
     for node, pool in _rows(graph, fuse_pools):
-        mapper = _Layer(graph, node, target)
+        mapper = _Layer(graph, node, target, packed)
         layer = mapper.run(BufferUse("activation", 0, target.buffers.input.bytes), [])
         if pool is not None:
             layer = _fused(graph, layer, pool)
@@ -352,8 +387,8 @@ def tensor_bytes(graph: Graph, tensor: str) -> int:
 
 
 class _Layer:
-    def __init__(self, graph: Graph, node: Node, target: Target):
-        self.graph, self.node, self.target = graph, node, target
+    def __init__(self, graph: Graph, node: Node, target: Target, packed: bool = False):
+        self.graph, self.node, self.target, self.packed = graph, node, target, packed
         self.R, self.C = target.array.rows, target.array.cols
         self.x = node.inputs[0]
         self.xs, self.ys = graph.shape(self.x), graph.shape(node.outputs[0])
@@ -457,11 +492,11 @@ class _Layer:
         return self._stored(producer.inputs[0]) if producer is not None and producer.op == "Reshape" else tensor
 
     def _reduction_channels(self, channels: int, taps: int) -> int:
-        """C_pad of the map this row reads (hlsgen.hw.placement: the input image keeps its taps unpadded; an
-        output-stationary array streams the reduction through time, not across banked lanes)."""
+        """C_pad of the map this row reads (hlsgen.hw.placement: the input image keeps its taps unpadded unless
+        packed; an output-stationary array streams the reduction through time, not across banked lanes)."""
         if self.target.array.dataflow != "weight_stationary":
             return channels
-        return reduction_channels(channels, self.R, taps, self._stored(self.x) in self.graph.inputs)
+        return reduction_channels(channels, self.R, taps, self._stored(self.x) in self.graph.inputs, self.packed)
 
     def _check_widths(self) -> None:
         widths, weight_bits = self.target.widths, self.node.attrs.weight_bits

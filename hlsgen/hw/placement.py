@@ -13,7 +13,9 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
   channels = r (mod R) only; a padded lane reads nothing and its weights are zero;
 - G = 1 for an input image whose channel count neither divides nor is divided by R: every bank holds
   the whole image (the input stream writes one element per cycle, so the copies cost no time) and its
-  readers' taps are not padded.
+  readers' taps are not padded; or, when it has fewer channels than R and the mapping packs it (when the
+  image would live in external memory, hlsgen.hw.mapping.map_model), G = the power of two above its
+  channels, the empty banks' lanes padded in its readers' taps (few_channel_banks).
 A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed greedy by
 size, each at the lowest free address of its lifetime: two maps share addresses only if no layer needs both.
 
@@ -103,6 +105,7 @@ class FeatureMap(_Extent):
     death: int = -1  # index of the last layer that reads it (layers + 1: the output stream)
     array_read: bool = False
     dw_read: bool = False  # a depthwise layer reads it: also kept in the depthwise window copies
+    lanes: int = 0  # the most reduction lanes per tap an array row reads it with (a packed image: G > channels)
     lg: int = 0
     plane: int = 0
     base: int = 0
@@ -129,8 +132,8 @@ def choose_banks(fmap: FeatureMap, rows: int) -> None:
     odd = fmap.array_read and fmap.channels % rows != 0 and rows % fmap.channels != 0
     if fmap.array_read and fmap.channels < rows and rows % fmap.channels == 0:
         fmap.lg = fmap.channels.bit_length() - 1
-    elif odd and fmap.birth < 0:
-        fmap.lg = 0
+    elif odd and fmap.birth < 0:  # packed (lanes = G > channels) or every bank holding the whole image
+        fmap.lg = fmap.lanes.bit_length() - 1 if fmap.lanes > fmap.channels else 0
     else:
         fmap.lg = rows.bit_length() - 1
 
@@ -151,26 +154,44 @@ def concat_replicas(layer, rows: int) -> set[str]:
     return out
 
 
-def reduction_channels(channels: int, rows: int, taps: int, streamed: bool) -> int:
+def reduction_channels(channels: int, rows: int, taps: int, streamed: bool, packed: bool = False) -> int:
     """C_pad: the reduction lanes per tap of an array row reading `taps` taps of a map of `channels`
-    channels (`streamed`: the input image, G = 1). Past a tap's channels, k = tap * C_pad + c wraps onto
-    lane r = c (mod R) only if C_pad is a multiple of R, or R one of C_pad's (see the module docstring)."""
-    if taps == 1 or streamed or channels % rows == 0 or rows % channels == 0:
+    channels (`streamed`: the input image, G = 1, or `packed`, G = few_channel_banks). Past a tap's channels,
+    k = tap * C_pad + c wraps onto lane r = c (mod R) only if C_pad is a multiple of R, or R one of C_pad's,
+    or G of a packed image (see the module docstring)."""
+    if taps == 1 or channels % rows == 0 or rows % channels == 0:
         return channels
+    if streamed:
+        return few_channel_banks(channels) if packed and channels < rows else channels
     return -(-channels // rows) * rows
 
 
+def few_channel_banks(channels: int) -> int:
+    """G of a packed input image (fewer channels than R, not dividing it: 3 on 16 rows): the power of two
+    above its channels, a bank per channel and the rest empty, replicated R / G times. Its readers' taps are
+    padded to G lanes (a 3x3 Conv reads 36 lanes, not 27); in exchange a pixel is one word, not one per
+    channel: C times fewer words on chip and in the feature-map image, and C times fewer bytes to load."""
+    return 1 << (channels - 1).bit_length()
+
+
+def read_lanes(layer) -> int:
+    """The reduction lanes per tap an array row (not depthwise) reads its input with (0: another row)."""
+    array = layer.unit == "systolic_array" and layer.kind != "depthwise"
+    return layer.tiles.work.reduction_channels if array and hasattr(layer.tiles, "work") else 0
+
+
 def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]],
-             apart: list[tuple[str, str]] = ()) -> tuple[int, int]:
+             apart: list[tuple[str, str]] = (), limits: tuple[int, int] | None = None) -> tuple[int, int]:
     """Give every map a plane and a base address; returns the two planes' depths (words per bank).
     Greedy by size (the largest maps first, each at the lowest address no map alive at the same time
     holds), in the plane whose depth it grows least, at equal growth away from the maps it is preferably
     `apart` from; then again, knowing the depths the last pass reached (a plane that must grow for later
-    maps is free below that depth), while the sum shrinks."""
+    maps is free below that depth), while the sum shrinks. `limits`: the planes' words per bank (the target's
+    top splits them unevenly, hlsgen.hw.overlay_memory): a plane a map would overflow is its last choice."""
     best: tuple[int, int] | None = None
     hint = (0, 0)
     for _ in range(ALLOCATION_PASSES):
-        depths = _greedy(maps, different_planes, hint, apart)
+        depths = _greedy(maps, different_planes, hint, apart, limits)
         if best is not None and sum(depths) >= sum(best):
             break
         best, hint, placed = depths, depths, [(m.plane, m.base) for m in maps]
@@ -180,11 +201,15 @@ def allocate(maps: list[FeatureMap], different_planes: list[tuple[str, str]],
 
 
 def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hint: tuple[int, int],
-            apart: list[tuple[str, str]]) -> tuple[int, int]:
+            apart: list[tuple[str, str]], limits: tuple[int, int] | None) -> tuple[int, int]:
+    limit = limits or (math.inf, math.inf)
     by_name = {m.name: m for m in maps}
     placed: set[str] = set()
     depth, grown = list(hint), [0, 0]
-    for fmap in sorted(maps, key=lambda m: (-m.words, m.birth, m.name)):
+    # under uneven limits the maps that must be apart go first, each of a pair taking a plane before a free map
+    # of their size fills the small one (ResNet-18's last QAdds on systolic32x32's top)
+    paired = {n for pair in different_planes for n in pair} if limits else set()
+    for fmap in sorted(maps, key=lambda m: (-m.words, m.name not in paired, m.birth, m.name)):
         required = None
         for a, b in different_planes:
             other = b if a == fmap.name else a if b == fmap.name else None
@@ -198,7 +223,8 @@ def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hin
                                                 if by_name[n].plane == plane])) for plane in options]
         near = [by_name[b if a == fmap.name else a].plane for a, b in apart
                 if fmap.name in (a, b) and (b if a == fmap.name else a) in placed]
-        fmap.plane, fmap.base = min(candidates, key=lambda pb: (max(0, pb[1] + fmap.words - depth[pb[0]]),
+        fmap.plane, fmap.base = min(candidates, key=lambda pb: (pb[1] + fmap.words > limit[pb[0]],
+                                                                max(0, pb[1] + fmap.words - depth[pb[0]]),
                                                                 near.count(pb[0]), pb[1] + fmap.words, pb[0]))
         depth[fmap.plane] = max(depth[fmap.plane], fmap.base + fmap.words)
         grown[fmap.plane] = max(grown[fmap.plane], fmap.base + fmap.words)
@@ -258,10 +284,10 @@ class Memory:
                 "aliases": dict(sorted(self.aliases.items())), "maps": {m.name: m.to_json() for m in self.maps}}
 
 
-def place_maps(graph, layers, rows: int) -> Memory:
+def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) -> Memory:
     """Place the maps the program's rows (`layers`, hlsgen.hw.mapping.LayerMap) read and write: a map a
     `store` row writes lives in external memory, a map a `load` row (or a row whose output a `store` row
-    moves) writes is a band buffer."""
+    moves) writes is a band buffer. `limits`: the planes' words per bank, when they are split (allocate)."""
     maps: dict[str, FeatureMap] = {}
     aliases: dict[str, str] = {}
     moves = {layer.move.buffer: layer.move for layer in layers if layer.move is not None}
@@ -292,12 +318,14 @@ def place_maps(graph, layers, rows: int) -> Memory:
             fmap = maps[aliases.get(t, t)]
             fmap.death = max(fmap.death, i)
             fmap.array_read |= (array and not depthwise) or t in replicated
+            fmap.lanes = max(fmap.lanes, read_lanes(layer))
             fmap.dw_read |= depthwise
     for t in graph.outputs:
         maps[aliases.get(t, t)].death = len(layers) + 1
     for fmap in maps.values():
         if fmap.holds:  # the external map is read as its buffers are
             maps[fmap.holds].array_read |= fmap.array_read
+            maps[fmap.holds].lanes = max(maps[fmap.holds].lanes, fmap.lanes)
     for fmap in maps.values():
         choose_banks(fmap, rows)
     for fmap in maps.values():
@@ -309,7 +337,7 @@ def place_maps(graph, layers, rows: int) -> Memory:
         dram += fmap.words
     on_chip = [m for m in maps.values() if m.name not in external]
     apart = [tuple(aliases.get(t, t) for t in layer.inputs) for layer in layers if layer.op == "QAdd"]
-    depths = allocate(on_chip, [(a, b) for a, b in apart if a != b], _apart_bands(layers, aliases, external))
+    depths = allocate(on_chip, [(a, b) for a, b in apart if a != b], _apart_bands(layers, aliases, external), limits)
     dw_depth = allocate_copies(on_chip)
     taps = [layer.tiles.work.reduction for layer in layers if layer.kind == "depthwise"]
     return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth,

@@ -27,7 +27,7 @@ from hlsgen.hls.trace import first_difference
 from hlsgen.hw import load_target, map_model
 from tests.builders import make_model, tensor_value
 from tests.hls.helpers import csim, quantize_model
-from tests.hw.models import target_with
+from tests.hw.models import rgb_stem_model, target_with
 
 pytestmark = pytest.mark.csim
 RNG = np.random.default_rng(5)
@@ -90,7 +90,12 @@ CASES = [("resnet8", architecture(architectures.resnet8), "systolic16x16", 16),
          ("mobilenet_v1", architecture(lambda: architectures.mobilenet_v1(0.25, 96)), "systolic16x16", 48),
          ("windowed", windowed_model, "systolic8x8", 6),  # pools in slices of 8 of its 16 channels
          ("windowed", windowed_model, "systolic16x16", 12),
-         ("windowed", windowed_model, "systolic32x32", 14)]  # image words of 32 bytes
+         ("windowed", windowed_model, "systolic32x32", 14),  # image words of 32 bytes
+         # an RGB image packed a word per pixel (G = 4), read by a 3x3/2 Conv in bands
+         ("rgb_stem", lambda: (rgb_stem_model(), {"x": RNG.uniform(-1, 1, (4, 3, 24, 96)).astype(np.float32)}),
+          "systolic16x16", 16),
+         ("rgb_stem", lambda: (rgb_stem_model(), {"x": RNG.uniform(-1, 1, (4, 3, 24, 96)).astype(np.float32)}),
+          "systolic32x32", 32)]
 
 
 @pytest.mark.parametrize("name, made, target, kib", CASES, ids=[f"{n}-{t}-{k}KiB" for n, _, t, k in CASES])
@@ -98,9 +103,12 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, made, targe
     shrunk = target_with(target, buffers__input__kib=kib)
     quantized, mapping, design = banded(tmp_path, made, shrunk)
     check_moves(mapping, design)
+    assert mapping.packed_input or name != "rgb_stem"
     assert check_folder(tmp_path / "hls") == []
-    # the bands of a node share its weights and parameters: the ROMs are those of the unbanded program
-    whole = build_program(quantized.graph, map_model(quantized.graph, load_target(target)))
+    # the bands of a node share its weights and parameters: the ROMs are those of the unbanded program (of the
+    # same input layout: a packed image pads its readers' taps)
+    whole = build_program(quantized.graph, map_model(quantized.graph, load_target(target),
+                                                     packed=mapping.packed_input))
     program = build_program(quantized.graph, mapping)
     assert program.weight_words == whole.weight_words and program.params == whole.params
     assert (program.lut, program.aux, program.divisors) == (whole.lut, whole.aux, whole.divisors)
@@ -242,7 +250,7 @@ MOBILENET_V1 = architecture(lambda: architectures.mobilenet_v1(0.25, 96), 1)
 RESNET18 = architecture(lambda: architectures.resnet18(224), 1)
 DS_CNN = architecture(architectures.ds_cnn, 1)
 # (model, target, the kinds of the rows that run in channel slices)
-SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic8x8", {"depthwise", "global_pool"}),
+SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic8x8", {"depthwise", "global_pool", "elementwise"}),
            ("mobilenet_v2", MOBILENET_V2, "systolic16x16", {"depthwise"}),
            ("mobilenet_v2", MOBILENET_V2, "systolic32x32", {"depthwise"}),
            ("mobilenet_v1", MOBILENET_V1, "systolic8x8", {"depthwise"}),

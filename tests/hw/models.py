@@ -83,6 +83,24 @@ def odd_channels_model(kernel: int) -> onnx.ModelProto:
                       inits)
 
 
+def rgb_stem_model() -> onnx.ModelProto:
+    """An RGB image wider than tall (3 x 24 x 96), a 3x3/2 Conv to 8 channels (27 reduction lanes), a 3x3 Conv to
+    16, a global pool and a Dense: with a few KiB of activation memory the image lives in external memory."""
+    rng = np.random.default_rng(4)
+    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2,
+             "fc": rng.standard_normal((16, 10)).astype(np.float32) * 0.3}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="stem", pads=[1, 1, 1, 1], strides=[2, 2]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="conv2", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 24, 96])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 def odd_dense_model() -> onnx.ModelProto:
     """A 3x3 Conv to 12 channels (neither dividing nor divided by 8 or 16) on a 4x4 map, then a Dense over it."""
     rng = np.random.default_rng(3)
@@ -269,7 +287,7 @@ TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
-        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model,
+        "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model, "rgb_stem": rgb_stem_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,
         "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model}

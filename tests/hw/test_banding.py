@@ -11,7 +11,7 @@ from hlsgen.errors import MappingError
 from hlsgen.hw import map_model
 from hlsgen.hw.band_geometry import row_geometry
 from hlsgen.hw.dram import pack_map, unpack_map
-from hlsgen.hw.placement import MapPlacement, map_shape
+from hlsgen.hw.placement import FeatureMap, MapPlacement, allocate, map_shape
 from hlsgen.hw.program_io import PROGRAM_FILE, read_program, write_program
 from hlsgen.hw.queues import schedule
 from hlsgen.hw.target import Buffer
@@ -234,3 +234,15 @@ def test_the_report_shows_the_moves_and_marks_them_memory_bound():
     assert total["residency"]["feature_maps"] == "external"
     text = format_program(mapping)
     assert " dma " in text and "dram" in text
+
+
+def test_uneven_planes_take_the_maps_a_qadd_keeps_apart_first():
+    """The target's top gives plane 1 an eighth of the memory (hlsgen.hw.overlay_memory): two maps a QAdd reads
+    together take a plane each before a map of their size alive beside them, which then goes to the large plane
+    instead of filling the small one first (ResNet-18's last blocks on systolic32x32's top)."""
+    maps = [FeatureMap("a", 16, 1, 10, None, 0, 3), FeatureMap("f", 16, 1, 10, None, 0, 2),
+            FeatureMap("b", 16, 1, 10, None, 1, 3)]
+    limits = (1000, 200)
+    depths = allocate(maps, [("a", "b")], limits=limits)
+    assert maps[0].plane != maps[2].plane and maps[1].plane == 0
+    assert all(m.base + m.words <= limits[m.plane] for m in maps) and depths[1] <= limits[1]

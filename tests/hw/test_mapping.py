@@ -226,6 +226,27 @@ def test_a_map_of_any_channel_count_pads_the_taps_that_read_it():
     assert (row["channels"], row["reduction_channels"], row["reduction"]) == (24, 32, 288)
 
 
+@pytest.mark.parametrize("target, kib", [("systolic8x8", 8), ("systolic16x16", 16), ("systolic32x32", 32)])
+def test_an_rgb_image_in_external_memory_is_packed_a_word_per_pixel(target, kib):
+    """A 3-channel 24 x 96 image that does not fit: packed into G = 4 banks (channel c in bank c mod 4, the fourth
+    empty), one word per pixel in the feature-map image instead of one per channel, its 3x3/2 Conv's taps padded to
+    4 lanes (36, not 27). Three times fewer words to hold and to load, and fewer cycles than the G = 1 layout,
+    which the mapping also tries and drops; an image that fits keeps G = 1 and unpadded taps."""
+    graph, shrunk = integer_graph("rgb_stem"), target_with(target, buffers__input__kib=kib)
+    packed, whole = map_model(graph, shrunk), map_model(graph, shrunk, packed=False)
+    image = packed.placement("x")
+    assert packed.packed_input and packed.input_in_dram and not whole.packed_input
+    assert (image.banks, image.words, whole.placement("x").banks, whole.placement("x").words) == (4, 24 * 96, 1, 3 * 24 * 96)
+    stem = [layer for layer in packed.layers if layer.nodes == ("stem",) and layer.unit == "systolic_array"]
+    work = stem[0].tiles.work
+    assert (work.channels, work.reduction_channels, work.reduction, work.macs) == (3, 4, 36, 27 * 8 * 12 * 48 // len(stem))
+    loaded = [sum(layer.dram_bytes for layer in m.layers if layer.move and layer.move.tensor == "x") for m in (packed, whole)]
+    assert 0 < 3 * loaded[0] < loaded[1] + 3 * 16 * 96 * shrunk.array.rows  # a third, give or take a band's halo rows
+    assert packed.cycles < whole.cycles
+    on_chip = map_model(graph, target_with(target))
+    assert not on_chip.packed_input and on_chip.placement("x").banks == 1
+
+
 def test_a_dense_reading_several_pixels_pads_each_pixel():
     """A Dense over a flattened 4x4 map of 12 channels on 8 rows: each pixel spans 16 lanes."""
     mapping = map_model(integer_graph("odd_dense"), target_with("systolic8x8"))

@@ -3,5 +3,5 @@ from hlsgen.hw import map_model
 from hlsgen.rtl.program import compile_program
 
 
-def rtl_program(graph, target):
-    return compile_program(map_model(graph, target), graph)
+def rtl_program(graph, target, packed: bool | None = None):
+    return compile_program(map_model(graph, target, packed=packed), graph)
