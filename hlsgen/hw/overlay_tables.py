@@ -4,9 +4,10 @@ holds, decided from the target alone, and the block RAM they take (hlsgen.hw.res
 Every table is a synchronous-read block RAM. The layer table holds LAYER_ROWS rows and the move table twice
 as many (a banded layer moves its bands in and out); a tap word holds R lanes and a parameter word C, so
 their tables hold a fixed number of lanes (TAP_LANES, PARAM_LANES): about the same block RAM on every
-target, as many words as a model on that array needs. The published architectures (hlsgen/architectures.py)
-need at most 693 layer rows, 1,363 moves, 3,772 tap words (ResNet-18 on 8x8) and 1,284 parameter words
-(MobileNetV2-0.5 on 8x8); docs/rtl.md, "The program in external memory", lists them per target.
+target, as many words as a model on that array needs (at most MAX_TAP_WORDS: the smallest array's device
+has no more block RAM to give). The published architectures (hlsgen/architectures.py) need at most 693
+layer rows, 1,363 moves and 1,284 parameter words (MobileNetV2-0.5 on 8x8) and 3,417 tap words (ResNet-18 on
+8x8; 1,861 on 16x16); docs/rtl.md, "The program in external memory", lists them per target.
 
 ENTRY_BITS bounds an entry's width (the RTL's exact widths are at most these: tests/rtl/test_overlay.py),
 so that the charge needs nothing but the target.
@@ -18,7 +19,8 @@ from dataclasses import dataclass
 from .target import Target
 
 LAYER_ROWS = 1024
-TAP_LANES = 32 * 1024
+TAP_LANES = 48 * 1024
+MAX_TAP_WORDS = 4096
 PARAM_LANES = 16 * 1024
 LUT_ENTRIES = 4096  # 16 lookup tables of 8-bit inputs
 DIVISOR_WORDS = 1024
@@ -40,8 +42,9 @@ class Capacity:
 
 
 def capacity(target: Target) -> Capacity:
-    return Capacity(layers=LAYER_ROWS, taps=TAP_LANES // target.array.rows, params=PARAM_LANES // target.array.cols,
-                    lut=LUT_ENTRIES, divisors=DIVISOR_WORDS, moves=2 * LAYER_ROWS)
+    return Capacity(layers=LAYER_ROWS, taps=min(TAP_LANES // target.array.rows, MAX_TAP_WORDS),
+                    params=PARAM_LANES // target.array.cols, lut=LUT_ENTRIES, divisors=DIVISOR_WORDS,
+                    moves=2 * LAYER_ROWS)
 
 
 def entry_bits(target: Target) -> dict[str, int]:
