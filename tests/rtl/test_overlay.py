@@ -10,7 +10,7 @@ import onnx
 import pytest
 import yaml
 
-from hlsgen.architectures import calibration_data, mobilenet_v2, resnet8
+from hlsgen.architectures import calibration_data, mobilenet_v2, resnet8, resnet18
 from hlsgen.cli import main
 from hlsgen.hw import load_target, map_model
 from hlsgen.hw.overlay_tables import capacity, entry_bits
@@ -187,6 +187,25 @@ def test_every_table_entry_fits_the_width_the_estimate_charges(target):
     capacity = program.overlay.capacity
     assert (layer_count(program), move_count(program)) == (capacity.layers, capacity.moves)
     assert all(depths[m] == getattr(capacity, m) for m in ("taps", "params", "lut", "divisors"))
+
+
+@pytest.mark.slow  # ResNet-18 quantized, then mapped and compiled three times: about 15 s
+def test_resnet18_fits_every_targets_top_with_its_image_packed():
+    """ResNet-18 (224 px) in the target's top: its RGB image packed a word per pixel (G = 4) so that the 7x7/2
+    stem's smallest band, 7 rows of 224 pixels, fits the top's plane 0 (as G = 1, 3 words a pixel, it did not
+    on any target), and the placement keeps within the top's uneven planes."""
+    from hlsgen.hw.overlay_memory import memory_split
+
+    graph = _quantize(resnet18(), samples=2)
+    for name in ("systolic8x8", "systolic16x16", "systolic32x32"):
+        target = load_target(name)
+        mapping = map_model(graph, target, program="external")
+        image = mapping.placement(graph.inputs[0])
+        assert mapping.packed_input and (image.banks, image.words) == (4, 224 * 224)
+        memory = mapping.memory
+        assert memory_split(target).fits(memory.plane_depth, memory.dw_copies, memory.dw_depth)
+        stem = next(row for row in compile_program(mapping, graph).compute if row.name.startswith("stem_conv"))
+        assert stem.row.tiles.work.reduction == 49 * 4
 
 
 def test_mobilenet_v2_fits_the_targets_top_with_a_fifth_to_spare():
