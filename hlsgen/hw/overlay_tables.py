@@ -5,8 +5,8 @@ Every table is a synchronous-read block RAM. The layer table holds LAYER_ROWS ro
 as many (a banded layer moves its bands in and out); a tap word holds R lanes and a parameter word C, so
 their tables hold a fixed number of lanes (TAP_LANES, PARAM_LANES): about the same block RAM on every
 target, as many words as a model on that array needs (at most MAX_TAP_WORDS: the smallest array's device
-has no more block RAM to give). The published architectures (hlsgen/architectures.py) need at most 693
-layer rows, 1,363 moves and 1,284 parameter words (MobileNetV2-0.5 on 8x8) and 3,417 tap words (ResNet-18 on
+has no more block RAM to give). The published architectures (hlsgen/architectures.py) need at most 651
+layer rows, 1,279 moves and 1,284 parameter words (MobileNetV2-0.5 on 8x8) and 3,417 tap words (ResNet-18 on
 8x8; 1,861 on 16x16); docs/rtl.md, "The program in external memory", lists them per target.
 
 ENTRY_BITS bounds an entry's width (the RTL's exact widths are at most these: tests/rtl/test_overlay.py),
