@@ -10,7 +10,7 @@ of a word holds its bits [j * data_bits, (j + 1) * data_bits).
 """
 from __future__ import annotations
 
-from .overlay import AXI_ADDR_BITS, MIN_WEIGHT_BITS
+from .overlay import MIN_WEIGHT_BITS
 from .program import ARRAY, Program
 
 

@@ -10,7 +10,6 @@ import re
 import subprocess
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from hlsgen import architectures
