@@ -5,6 +5,8 @@
 //   OP_LUT  QLut: a table per lane
 //   OP_GAVG global average pool: sums over the pass, one output per pass
 //   OP_GMAX global max pool: maximum over the pass, one output per pass
+//   (cfg_acc: the pass carries on the totals of the layer-table row before it, a band of the same channels
+//   over earlier rows of the map: one pass per band)
 //   OP_WAVG windowed average pool, OP_WMAX windowed max pool: a window tap per cycle (kh * kw cycles per
 //           output pixel), taps outside the map read nothing (0 to a sum; never the maximum); the average's
 //           (multiplier, shift) come from the divisor table at div_base + the window's count, which counts
@@ -58,6 +60,7 @@ module hg_vector_engine #(
     input  wire [UP_W-1:0]       cfg_up_y,
     input  wire [DIM_W-1:0]      cfg_src_w,     // width of the map read
     input  wire [CNT_W-1:0]      cfg_passes,
+    input  wire                  cfg_acc,       // global pools: start from the totals already held
     input  wire signed [Z_W-1:0] cfg_a_zp,      // OP_LUT: the table's first input level
     input  wire signed [Z_W-1:0] cfg_b_zp,
     input  wire                  cfg_a_signed,
@@ -273,7 +276,7 @@ module hg_vector_engine #(
     integer k;
     always @(posedge clk) begin
         v0 <= issue && !rst;
-        first0 <= window ? first_tap : p == {PIX_W{1'b0}};
+        first0 <= window ? first_tap : p == {PIX_W{1'b0}} && !(global_pool && cfg_acc);
         on_map0 <= on_map;
         emit0 <= out_now;
         tag0_r <= tag0;

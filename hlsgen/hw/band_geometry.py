@@ -25,11 +25,14 @@ class RowGeometry:
     pool: int = 1  # a fused MaxPool's window (= stride) along the height
     up: int = 1  # a Resize's upsampling along the height
     splits: bool = True
+    reduces: bool = False  # a global pool: a band of input rows adds to the one output pixel (the engine's total)
 
     def band(self, y0: int, y1: int) -> tuple[int, int, int, int]:
         """(a, b, pad_top, rows_computed): the input rows [a, b) output rows [y0, y1) read."""
         if not self.splits:
             return 0, self.height_in, self.pad, (y1 - y0) * self.pool
+        if self.reduces:
+            return y0, y1, 0, y1 - y0
         first, last = y0 * self.pool, y1 * self.pool
         if self.up > 1:
             return first // self.up, (last - 1) // self.up + 1, 0, last - first
@@ -50,6 +53,9 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
     out = map_shape(layer.output_shape)
     pool = layer.pool[0] if layer.pool else 1
     whole = RowGeometry(x[1], out[1], pool=pool, splits=False)
+    if (layer.kind == "global_pool" and len(layer.output_shape) == 4 and int(layer.output_shape[0]) == 1
+            and x[1] > 1):  # bands of input rows, every one adding to the same output pixel
+        return RowGeometry(x[1], x[1], reduces=True)
     if (layer.kind not in SPLIT_KINDS or out[1] < 2 or int(layer.output_shape[0]) != 1
             or len(layer.output_shape) != 4 or any(tuple(s) != tuple(layer.input_shapes[0])
                                                    for s in layer.input_shapes[1:])):

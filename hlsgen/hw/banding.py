@@ -179,6 +179,8 @@ class _Planner:
             if height is None:
                 continue
             slices, bands = -(-blocks // per_band), g.bands(height)
+            if g.reduces and per_band > 1 and len(bands) > 1:
+                continue  # the engine keeps one pass's totals from band to band: one block per band
             moved = slices * sum(self._buffers(i, g, y0, y1, per_band, blocks)[0] for y0, y1 in bands)
             key = (moved + slices * len(bands) * sum(self.capacity) // 64, -per_band)  # a copy's latency, roughly
             if best is None or key < best[0]:
@@ -215,7 +217,7 @@ class _Planner:
                 used += plane * (b - a) // max(map_shape(self.graph.shape(t))[1], 1) if g.splits else plane
         copies = used * self.copies if self.layers[i].kind == "depthwise" else 0  # it reads its input's copies
         if out in self.external:
-            used += self.size[out][0] * (y1 - y0) // g.height_out
+            used += self.size[out][0] if g.reduces else self.size[out][0] * (y1 - y0) // g.height_out
         return used * per_band // blocks, copies * per_band // blocks
 
 
@@ -330,7 +332,7 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
         steps = []
         for j, (cs, (y0, y1)) in enumerate(bands):
             a, b, pad_top, computed = g.band(y0, y1)
-            band = Band(j, len(bands), (y0, y1), (a, b), pad_top, computed, cs)
+            band = Band(j, len(bands), (0, 1) if g.reduces else (y0, y1), (a, b), pad_top, computed, cs)
             steps.append(_band(graph, planner, layer, g, band, used, live, target))
         rows += _pipelined(steps) if double else [row for step in steps for row in step]
     return rows
@@ -372,7 +374,7 @@ def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band,
         output = f"{name}.out"
         rows = band.out_rows if g.splits else (0, map_shape(graph.shape(layer.output))[1])
         stores.append(_dma("store", layer.output, output, rows, band.channels, graph, used, live))
-    out_shape = _slice(tuple(layer.output_shape), band.out_rows if g.splits else None, band.channels)
+    out_shape = _slice(tuple(layer.output_shape), band.out_rows if g.splits and not g.reduces else None, band.channels)
     buffers = (used, *layer.buffers[1:])
     compute = replace(layer, name=name, inputs=tuple(inputs), output=output, input_shapes=tuple(shapes),
                       input_shape=shapes[0], output_shape=out_shape, band=band, buffers=buffers,
@@ -408,8 +410,10 @@ def _resized(graph, band_row: LayerMap, layer: LayerMap, band: Band, target: Tar
         return replace(band_row, tiles=tiles, cycles=tiles.cycles(target.array.rows, target.array.cols),
                        macs=layer.macs // work.pixels * pixels * share // channels, buffers=buffers)
     t = layer.tiles
-    if layer.kind == "global_pool":  # reads the whole map: only its channels change
-        tiles = replace(t, channels=share, passes=-(-share // t.lanes))
+    if layer.kind == "global_pool":  # its band's input rows (every band adds to the same output pixels)
+        rows = band.in_rows[1] - band.in_rows[0]
+        tiles = replace(t, positions=t.positions // map_shape(layer.input_shape)[1] * rows, channels=share,
+                        passes=-(-share // t.lanes))
         return replace(band_row, tiles=tiles, cycles=cyc.vector_cycles(tiles.passes, tiles.positions))
     per_row = t.positions // (map_shape(layer.output_shape)[1] if layer.kind == "pool" else computed)
     rows = band.out_rows[1] - band.out_rows[0] if layer.kind == "pool" else band.rows_computed

@@ -431,7 +431,7 @@ class _Compiler:
         elif node.op == "QAveragePool":
             (count, m, s), = a_attrs.divisors
             f.update(op=OP_GAVG, a_zp=a_attrs.input_zero_point, ma=m, shift=s, zp=a_attrs.zero_point,
-                     lo=a_attrs.lo, hi=a_attrs.hi)
+                     lo=a_attrs.lo, hi=a_attrs.hi, acc=_continues(layer.row))
         elif node.op == "Concat":  # the identity requantization, into the input's channels of the output
             f.update(op=OP_REQ, lo=x.quant.qmin, hi=x.quant.qmax)
             if x.banks == x.channels < self.C:  # replicated (placement.concat_replicas): lane j finds channel
@@ -450,7 +450,7 @@ class _Compiler:
                 self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} are not implemented in the RTL")
             f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1)
         else:
-            f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax)
+            f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax, acc=_continues(layer.row))
         if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:
             self.fail(node, "a multiplier or shift is out of the vector unit's range")
         self._pool_walk(layer)
@@ -643,6 +643,12 @@ class _Compiler:
         # a signed v fits DIM_W + 1 bits when -2^DIM_W <= v < 2^DIM_W
         return max([MIN_DIM_W] + [v.bit_length() for v in unsigned] + [(v if v >= 0 else -v - 1).bit_length()
                                                                        for v in signed])
+
+
+def _continues(row: LayerMap) -> int:
+    """1 for a band of a global pool after a band of the same channels: the engine's totals carry on (every
+    band writes the pooled values so far; the last band's are the pool's)."""
+    return int(row.band is not None and row.band.in_rows[0] > 0)
 
 
 def _per_channel(values, count: int) -> list[int]:

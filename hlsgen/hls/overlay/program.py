@@ -46,6 +46,7 @@ ROW_FIELDS = (
     ("ky0", "Resize: the first output row's repeat of its source row (a band may start inside one)"),
     ("tr", "array: row tiles"), ("tc", "array: column tiles"), ("ts", "array: spatial tiles"),
     ("pt", "array: pixels per spatial tile"), ("passes", "vector: channel blocks of C lanes"),
+    ("acc", "global pool: carry on the totals of the row before (a band of the same channels, earlier rows)"),
     ("w_bit", "array: first bit of its weights in the weight ROM"), ("wbits", "array: weight width"),
     ("tap_base", "array: first tap-table word"), ("par_base", "array: first parameter word"),
     ("lut_base", "QLut: first table entry"), ("aux_base", "average pool: first window count"),
@@ -392,6 +393,7 @@ class _Builder:
             else:
                 f.update(op=OP_GMAX)
             f.update(out_h=x.height, out_w=x.width, pixels=x.pixels)  # the pass walks the input's pixels
+            f.update(acc=int(layer.band is not None and layer.band.in_rows[0] > 0))
         elif node.op in ("MaxPool", "QAveragePool"):
             self._window_pool(f, layer, node)
         elif node.op in ("Concat", "Transpose", "Pad"):  # never split in bands: its buffers hold whole maps
