@@ -78,7 +78,7 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
                cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=w * up_x, cfg_pixels=h * up_y * w * up_x,
                cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w,
-               cfg_passes=-(-channels // lanes), cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
+               cfg_passes=-(-channels // lanes), cfg_acc=0, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
                cfg_b_signed=int(b_signed), cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=qlo, cfg_hi=qhi,
                cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
     taps = 1

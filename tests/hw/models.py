@@ -283,6 +283,21 @@ def depthwise_multiplier_model() -> onnx.ModelProto:
                       inits)
 
 
+def big_pool_model(pool: str = "GlobalAveragePool") -> onnx.ModelProto:
+    """A 3x3 Conv to 16 channels over 64x64, then a global pool (a channel block of its input, 32 KiB, is more
+    than a small activation memory holds) and a Dense."""
+    rng = np.random.default_rng(5)
+    inits = {"w": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((16, 10)).astype(np.float32) * 0.3}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node(pool, ["r"], ["g"], name="pool"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 64, 64])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
@@ -290,5 +305,6 @@ TINY = {"vector_ops": vector_ops_model,
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model, "rgb_stem": rgb_stem_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,
-        "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model}
+        "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model,
+        "big_average_pool": big_pool_model, "big_max_pool": lambda: big_pool_model("GlobalMaxPool")}
 

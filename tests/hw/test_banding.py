@@ -64,14 +64,16 @@ def _check_program(graph, mapping):
         g = row_geometry(graph, unbanded[node])
         assert [b.band.index for b in bands] == list(range(len(bands)))
         slices = sorted({b.band.channels for b in bands}, key=lambda c: c or (0, 0))
-        covered = sorted((c, r) for b in bands for r in range(*b.band.out_rows) for c in [b.band.channels])
+        # a global pool's bands cover its input rows (each adds to the one output pixel), the others' output rows
+        covered = sorted((c, r) for b in bands for r in range(*(b.band.in_rows if g.reduces else b.band.out_rows))
+                         for c in [b.band.channels])
         assert len(bands) == 1 or covered == sorted((c, r) for c in slices for r in range(g.height_out))
         for b in bands:  # the engine's row y * s - pad_top + ky * d is the layer's global row, less a
             a, rows = b.band.in_rows[0], b.band.in_rows[1] - b.band.in_rows[0]
             assert b.band.pad_top >= 0
             for y in range(b.band.rows_computed):
                 first = (b.band.out_rows[0] * g.pool + y)
-                for ky in range(g.kernel if g.splits and g.up == 1 else 0):
+                for ky in range(g.kernel if g.splits and g.up == 1 and not g.reduces else 0):
                     global_row = first * g.stride - g.pad + ky * g.dilation
                     local = y * g.stride - b.band.pad_top + ky * g.dilation
                     assert local == global_row - a
@@ -166,6 +168,20 @@ def test_every_architecture_maps_on_every_shipped_target(model, target):
     # the placement, with its G = 1 input images and depthwise window copies, decides (measured):
     external = {"resnet18", "mobilenet_v2", "mobilenet_v1"} | ({"ds_cnn"} if target == "systolic8x8" else set())
     assert mapping.maps_external == (model in external)  # the rest keep every map on chip
+
+
+@pytest.mark.parametrize("model", ["big_average_pool", "big_max_pool"])
+def test_a_global_pool_of_a_map_larger_than_the_memory_adds_band_by_band(model):
+    """A channel block of the pool's input (64 x 64 x 8 bytes) is twice the 16 KiB activation memory: the pool
+    runs in bands of input rows, one channel block each (the engine carries one pass's totals on), every row of
+    every block once, and its cycles are its bands' pixels."""
+    graph = integer_graph(model)
+    mapping = map_model(graph, target_with("systolic8x8", buffers__input=Buffer(16, 8)))
+    _check_program(graph, mapping)
+    bands = _bands(mapping)["pool"]
+    assert len(bands) > 2 and all(b.band.channels and b.band.channels[1] - b.band.channels[0] == 8 for b in bands)
+    assert all(b.band.out_rows == (0, 1) and b.tiles.passes == 1 for b in bands)
+    assert sum(b.tiles.positions for b in bands) == 2 * 64 * 64
 
 
 def test_double_buffered_bands_overlap_their_copies_with_the_compute():
