@@ -17,8 +17,9 @@ from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import Program
 from .fmap_dma import B_LATENCY
+from .overlay import AXI_ADDR_BITS
 from .program_image import HEADER_WORDS, header_beats, program_image, slot_bytes, tables
-from .weight_dma import (AXI_ADDR_BITS, RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image,
+from .weight_dma import (RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image,
                          word_beats)
 from .words import POOL_W, SHIFT_W, UP_W, VEC_MULT_W, Z_W
 
