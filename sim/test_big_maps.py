@@ -2,8 +2,9 @@
 activation memory's limits become band sizes, not model limits), through the C++ overlay (g++) and the RTL
 (Verilator) on systolic8x8 with 16 KiB of activation memory: a global average and a global max pool over a
 64 x 64 map in external memory, whose one channel block (32 KiB) is twice the memory, run in bands of input
-rows that add to the vector engine's totals. Bit-exact against the integer reference in both, the RTL within
-3% of the model's cycles."""
+rows that add to the vector engine's totals; a Concat of channels or of columns and a constant Pad (its last
+band wholly in the bottom padding) of 64 KiB maps, run in bands of output rows. Bit-exact against the integer
+reference in both, the RTL within 3% of the model's cycles."""
 import json
 from pathlib import Path
 
@@ -15,9 +16,10 @@ from bench import build_root
 from hlsgen.cli import main
 from hlsgen.rtl.sim import simulate
 from test_model_fmaps import CYCLE_TOLERANCE, target_file
-from tests.hw.models import big_pool_model
+from tests.hw.models import big_copies_model, big_pool_model
 
-MODELS = {"average_pool": big_pool_model, "max_pool": lambda: big_pool_model("GlobalMaxPool")}
+MODELS = {"average_pool": big_pool_model, "max_pool": lambda: big_pool_model("GlobalMaxPool"),
+          "channel_copies": big_copies_model, "column_copies": lambda: big_copies_model(3)}
 
 
 def build(folder: Path, name: str, kib: int) -> tuple[Path, Path, dict]:
@@ -33,14 +35,31 @@ def build(folder: Path, name: str, kib: int) -> tuple[Path, Path, dict]:
     return out, folder / "test.npz", json.loads((out / "program.json").read_text())
 
 
-@pytest.mark.rtl
-@pytest.mark.parametrize("name", list(MODELS))
-def test_a_global_pool_of_a_map_in_external_memory_adds_band_by_band(tmp_path, name):
-    out, test, program = build(tmp_path, name, 16)
-    pools = [r for r in program["rows"] if r["nodes"] == ["pool"]]
-    assert len(pools) > 2 and {r["band"]["count"] for r in pools} == {len(pools)}
-    assert sum(r["band"]["in_rows"][1] - r["band"]["in_rows"][0] for r in pools) == 2 * 64  # two channel blocks
+def check(out: Path, test: Path) -> None:
     result = simulate(out, test, 1, build_root())
     assert not result.mismatches and result.compared == 10
     gap = (result.cycles_per_inference - result.model_cycles) / result.model_cycles
     assert abs(gap) <= CYCLE_TOLERANCE, f"{result.cycles_per_inference} RTL cycles vs {result.model_cycles} modelled"
+
+
+def bands(program: dict, node: str) -> list[dict]:
+    rows = [r["band"] for r in program["rows"] if r["nodes"] == [node]]
+    assert len(rows) > 2 and {band["count"] for band in rows} == {len(rows)}
+    return rows
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("name", ["average_pool", "max_pool"])
+def test_a_global_pool_of_a_map_in_external_memory_adds_band_by_band(tmp_path, name):
+    out, test, program = build(tmp_path, name, 16)
+    pools = bands(program, "pool")
+    assert sum(band["in_rows"][1] - band["in_rows"][0] for band in pools) == 2 * 64  # two channel blocks
+    check(out, test)
+
+
+@pytest.mark.rtl
+@pytest.mark.parametrize("name", ["channel_copies", "column_copies"])
+def test_copies_of_maps_in_external_memory_run_in_bands(tmp_path, name):
+    out, test, program = build(tmp_path, name, 16)
+    assert bands(program, "cat") and bands(program, "pad")[-1]["pad_top"] < 0
+    check(out, test)

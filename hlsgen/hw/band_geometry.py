@@ -56,6 +56,8 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
     if (layer.kind == "global_pool" and len(layer.output_shape) == 4 and int(layer.output_shape[0]) == 1
             and x[1] > 1):  # bands of input rows, every one adding to the same output pixel
         return RowGeometry(x[1], x[1], reduces=True)
+    if layer.kind == "copy":
+        return _copy_geometry(node, layer, x[1], out[1], whole)
     if (layer.kind not in SPLIT_KINDS or out[1] < 2 or int(layer.output_shape[0]) != 1
             or len(layer.output_shape) != 4 or any(tuple(s) != tuple(layer.input_shapes[0])
                                                    for s in layer.input_shapes[1:])):
@@ -68,6 +70,20 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
     a = node.attrs.conv if layer.unit == ARRAY else (node.attrs if node.op == "MaxPool" else node.attrs.pool)
     return RowGeometry(x[1], out[1], int(a.kernel_shape[0]), int(a.strides[0]), int(a.dilations[0]), _pads(node)[0],
                        pool)
+
+
+def _copy_geometry(node, layer: LayerMap, height_in: int, height_out: int, whole: RowGeometry) -> RowGeometry:
+    """A Concat of channels or columns writes output row y from row y of every input, a constant Pad of pixels
+    from input row y - top: both split by rows. Other copies (a Transpose, a Concat of rows, a Pad of another
+    mode or of channels) run whole."""
+    if len(layer.output_shape) != 4 or int(layer.output_shape[0]) != 1 or height_out < 2:
+        return whole
+    a = node.attrs
+    if node.op == "Concat" and a.axis in (1, 3):
+        return RowGeometry(height_in, height_out)
+    if node.op == "Pad" and a.mode == "constant" and not any(a.pads[i] or a.pads[i + 4] for i in (0, 1)):
+        return RowGeometry(height_in, height_out, pad=int(a.pads[2]))
+    return whole
 
 
 def channel_blocks(graph, layer: LayerMap, lanes: int) -> int:

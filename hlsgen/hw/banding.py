@@ -415,6 +415,12 @@ def _resized(graph, band_row: LayerMap, layer: LayerMap, band: Band, target: Tar
         tiles = replace(t, positions=t.positions // map_shape(layer.input_shape)[1] * rows, channels=share,
                         passes=-(-share // t.lanes))
         return replace(band_row, tiles=tiles, cycles=cyc.vector_cycles(tiles.passes, tiles.positions))
+    if layer.kind == "copy":  # a Concat's pass per input, a Pad's over its output: over the band's rows
+        rows = band.out_rows[1] - band.out_rows[0]
+        ins = [map_shape(s) for s in (band_row.input_shapes if node.op == "Concat" else (band_row.output_shape,))]
+        count = math.prod(band_row.output_shape)
+        return replace(band_row, tiles=replace(t, channels=count, positions=-(-count // t.lanes)),
+                       cycles=sum(cyc.vector_cycles(-(-c // t.lanes), rows * w) for c, _, w in ins))
     per_row = t.positions // (map_shape(layer.output_shape)[1] if layer.kind == "pool" else computed)
     rows = band.out_rows[1] - band.out_rows[0] if layer.kind == "pool" else band.rows_computed
     tiles = replace(t, positions=per_row * rows, channels=share, passes=-(-share // t.lanes))

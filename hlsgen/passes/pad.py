@@ -48,11 +48,13 @@ def _spatial_pads(pad: Node, rank: int) -> tuple[int, ...] | None:
 
 def _merged_attrs(reader: Node, extra: tuple[int, ...], value: float):
     """The reader's attributes with `extra` added to its pads; None if that would change its result."""
+    if reader.op not in ("Conv", "AveragePool", "MaxPool"):
+        return None  # no padding of its own to take the Pad's
     attrs = reader.attrs
     pads = tuple(a + b for a, b in zip(attrs.pads, extra))
     if reader.op == "Conv":
         return replace(attrs, pads=pads) if value == 0 else None
-    if reader.op not in ("AveragePool", "MaxPool") or attrs.ceil_mode:
+    if attrs.ceil_mode:
         # With ceil_mode the pads decide whether a last, partial window exists: not a plain shift.
         return None
     n = len(attrs.kernel_shape)

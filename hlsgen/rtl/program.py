@@ -240,8 +240,8 @@ class _Compiler:
             # the map coordinate (0 channel, 1 row, 2 column) the axis is (hlsgen.hw.placement.map_shape)
             slot = {4: (None, 0, 1, 2), 3: (None, 0, 2), 2: (None, 0)}[len(row.output_shape)][node.attrs.axis]
             first, copies = 0, []
-            for i, t in enumerate(row.inputs):
-                count = self.graph.shape(t)[node.attrs.axis]
+            for i, (t, shape) in enumerate(zip(row.inputs, row.input_shapes)):  # a band's inputs are buffers
+                count = shape[node.attrs.axis]
                 place = {"channels": (first, first + count)} if slot == 0 else {
                     "origin": (first, 0) if slot == 1 else (0, first)}
                 copies.append(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row,
@@ -258,7 +258,8 @@ class _Compiler:
 
     def _check_copy(self, node: Node, row: LayerMap) -> None:
         """The copies the vector engine runs: a Concat of channels, rows or columns, a constant Pad of pixels,
-        a Transpose of rows and columns (the model's cycles are theirs: hlsgen.hw.mapping)."""
+        a Transpose of rows and columns (the model's cycles are theirs: hlsgen.hw.mapping); the first two and
+        the Pad also in bands of rows (hlsgen.hw.band_geometry)."""
         rank = len(row.output_shape)
         if node.op == "Concat" and (node.attrs.axis == 0 or rank not in (2, 3, 4)):
             self.fail(node, "a Concat along the batch is not implemented in the RTL")
@@ -270,8 +271,6 @@ class _Compiler:
         if node.op == "Transpose" and tuple(node.attrs.perm) != SWAP_ROWS_COLUMNS:
             self.fail(node, f"a Transpose with perm {list(node.attrs.perm)} moves the channels, which the RTL keeps "
                             "one per bank and lane: only swapping rows and columns (perm [0, 1, 3, 2]) is implemented")
-        if row.band is not None and row.band.count > 1:  # the mapping keeps a copy whole (one band, whole maps)
-            self.fail(node, "a copy split in bands is not implemented in the RTL")
 
     def _check_maps(self, maps: dict[str, FeatureMap]) -> None:
         for fmap in maps.values():
@@ -509,6 +508,8 @@ class _Compiler:
         (multiplier 0: the pad value, the output's zero point here)."""
         a, rank = layer.node.attrs, len(layer.row.output_shape)
         top, left = (a.pads[2], a.pads[3]) if rank == 4 else (0, a.pads[2])
+        if layer.row.band is not None:  # the padding above the band's first row, in its buffer's rows
+            top = layer.row.band.pad_top
         word = divisor_word()
         if layer.node.name not in self.node_roms:
             self.node_roms[layer.node.name] = len(self.divisors), 0

@@ -298,6 +298,31 @@ def big_pool_model(pool: str = "GlobalAveragePool") -> onnx.ModelProto:
                       inits)
 
 
+def big_copies_model(axis: int = 1) -> onnx.ModelProto:
+    """Two 3x3 Convs to 16 channels over 64x64, their Concat along `axis` (channels or columns), a constant Pad
+    that no layer absorbs (a Sigmoid reads it), a Conv, a global pool and a Dense: copies of maps of 64 KiB and
+    more."""
+    rng = np.random.default_rng(6)
+    inits = {"w": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "wb": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((8, 32 if axis == 1 else 16, 3, 3)).astype(np.float32) * 0.1,
+             "pads": np.array([0, 0, 1, 2, 0, 0, 2, 1], np.int64),
+             "fc": rng.standard_normal((8, 10)).astype(np.float32) * 0.3}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Conv", ["x", "wb"], ["cb"], name="conv_b", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["cb"], ["rb"], name="relu_b"),
+             helper.make_node("Concat", ["r", "rb"], ["cat"], name="cat", axis=axis),
+             helper.make_node("Pad", ["cat", "pads"], ["p"], name="pad"),
+             helper.make_node("Sigmoid", ["p"], ["s"], name="sig"),
+             helper.make_node("Conv", ["s", "w2"], ["c2"], name="conv2", strides=[2, 2]),
+             helper.make_node("GlobalAveragePool", ["c2"], ["g"], name="pool"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 64, 64])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
@@ -306,5 +331,6 @@ TINY = {"vector_ops": vector_ops_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,
         "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model,
-        "big_average_pool": big_pool_model, "big_max_pool": lambda: big_pool_model("GlobalMaxPool")}
+        "big_average_pool": big_pool_model, "big_max_pool": lambda: big_pool_model("GlobalMaxPool"),
+        "big_channel_copies": big_copies_model, "big_column_copies": lambda: big_copies_model(3)}
 

@@ -70,7 +70,7 @@ def _check_program(graph, mapping):
         assert len(bands) == 1 or covered == sorted((c, r) for c in slices for r in range(g.height_out))
         for b in bands:  # the engine's row y * s - pad_top + ky * d is the layer's global row, less a
             a, rows = b.band.in_rows[0], b.band.in_rows[1] - b.band.in_rows[0]
-            assert b.band.pad_top >= 0
+            assert b.band.pad_top >= 0 or b.op == "Pad"  # a Pad's band in the bottom padding starts below its buffer
             for y in range(b.band.rows_computed):
                 first = (b.band.out_rows[0] * g.pool + y)
                 for ky in range(g.kernel if g.splits and g.up == 1 and not g.reduces else 0):
@@ -182,6 +182,23 @@ def test_a_global_pool_of_a_map_larger_than_the_memory_adds_band_by_band(model):
     assert len(bands) > 2 and all(b.band.channels and b.band.channels[1] - b.band.channels[0] == 8 for b in bands)
     assert all(b.band.out_rows == (0, 1) and b.tiles.passes == 1 for b in bands)
     assert sum(b.tiles.positions for b in bands) == 2 * 64 * 64
+
+
+@pytest.mark.parametrize("model", ["big_channel_copies", "big_column_copies"])
+def test_copies_of_maps_larger_than_the_memory_run_in_bands_of_rows(model):
+    """A Concat of channels or columns and a constant Pad of 64 KiB maps on 16 KiB: bands of output rows, a
+    Concat's reading the same rows of both inputs, a Pad's its rows less the padding above them (pad_top)."""
+    graph = integer_graph(model)
+    mapping = map_model(graph, target_with("systolic8x8", buffers__input=Buffer(16, 8)))
+    _check_program(graph, mapping)
+    bands = _bands(mapping)
+    assert len(bands["cat"]) > 2 and all(b.band.in_rows == b.band.out_rows for b in bands["cat"])
+    pads = bands["pad"]
+    assert len(pads) > 2 and pads[0].band.pad_top == 1 and pads[0].band.in_rows[0] == 0
+    inside = [b.band for b in pads if 1 <= b.band.out_rows[0] and b.band.out_rows[1] <= 65]
+    assert inside and all(b.pad_top == 0 and b.in_rows == (b.out_rows[0] - 1, b.out_rows[1] - 1) for b in inside)
+    assert sum(b.band.out_rows[1] - b.band.out_rows[0] for b in pads) == 64 + 3
+    assert pads[-1].band.out_rows[0] >= 65 and pads[-1].band.pad_top < 0  # wholly in the bottom padding
 
 
 def test_double_buffered_bands_overlap_their_copies_with_the_compute():

@@ -62,8 +62,10 @@ def test_minus_infinity_pad_merges_into_max_pool():
         ),
         pad_then(AVG, pads=(0, 0, 3, 0, 0, 0, 0, 0)),  # the pool's pads would reach the kernel size
         pad_then(helper.make_node("AveragePool", ["p"], ["y"], kernel_shape=[3, 3], ceil_mode=1, strides=[2, 2])),
+        pad_then(helper.make_node("Sigmoid", ["p"], ["y"])),  # no padding of its own
     ],
-    ids=["nonzero_value", "reflect", "channel_axis", "max_with_zeros", "avg_excluding_pad", "too_wide", "ceil_mode"],
+    ids=["nonzero_value", "reflect", "channel_axis", "max_with_zeros", "avg_excluding_pad", "too_wide", "ceil_mode",
+         "elementwise_reader"],
 )
 def test_pad_is_kept(graph):
     assert not apply_pass(graph, fold_pad)

@@ -397,7 +397,7 @@ class _Builder:
         elif node.op in ("MaxPool", "QAveragePool"):
             self._window_pool(f, layer, node)
         elif node.op in ("Concat", "Transpose", "Pad"):  # never split in bands: its buffers hold whole maps
-            self._copy(f, node)
+            self._copy(f, layer, node)
         else:
             raise UnsupportedModelError(f"{node.op} has no overlay unit")
         return f
@@ -423,8 +423,9 @@ class _Builder:
                      aux_base=shared["aux_base"] + first, div_base=shared["div_base"])
 
 
-    def _copy(self, f: dict, node: Node) -> None:
-        """Concat, Transpose, constant Pad: segments that move every source element to its output place."""
+    def _copy(self, f: dict, layer, node: Node) -> None:
+        """Concat, Transpose, constant Pad: segments that move every source element to its output place (a
+        band's: from its input buffers, a Pad's rows shifted by the padding above the band)."""
         out_rank = len(self.graph.shape(node.outputs[0]))
         f.update(op=OP_COPY, seg_base=len(self.segments))
         if node.op == "Transpose":
@@ -432,26 +433,28 @@ class _Builder:
             if perm[0] != 0:
                 raise UnsupportedModelError("a Transpose that moves the batch axis does not run on the overlay")
             sel = {_slot(a, out_rank): _slot(perm[a], out_rank) for a in range(1, out_rank)}
-            self._segment(node.inputs[0], sel, {})
+            self._segment(layer.inputs[0], out_rank, sel, {})
         elif node.op == "Pad":
             a = node.attrs
             begins = a.pads[:out_rank]
             if a.mode != "constant" or begins[0] or a.pads[out_rank]:
                 raise UnsupportedModelError("only constant padding of channels and pixels runs on the overlay")
             f.update(fill=1, zp=int(a.value))
-            self._segment(node.inputs[0], {}, {_slot(i, out_rank): begins[i] for i in range(1, out_rank)})
+            offsets = {_slot(i, out_rank): begins[i] for i in range(1, out_rank)}
+            if layer.band is not None:
+                offsets[1] = layer.band.pad_top
+            self._segment(layer.inputs[0], len(layer.input_shapes[0]), {}, offsets)
         else:
             axis, offset = node.attrs.axis, 0
             if axis == 0:
                 raise UnsupportedModelError("a Concat along the batch axis does not run on the overlay")
-            for t in node.inputs:
-                self._segment(t, {}, {_slot(axis, out_rank): offset})
-                offset += self.graph.shape(t)[axis]
+            for t, shape in zip(layer.inputs, layer.input_shapes):
+                self._segment(t, len(shape), {}, {_slot(axis, out_rank): offset})
+                offset += shape[axis]
         f["seg_count"] = len(self.segments) - f["seg_base"]
 
-    def _segment(self, tensor: str, sel: dict[int, int], offsets: dict[int, int]) -> None:
+    def _segment(self, tensor: str, rank: int, sel: dict[int, int], offsets: dict[int, int]) -> None:
         m = self.mapping.placement(tensor)
-        rank = len(self.graph.shape(tensor))
         if rank > 4:
             raise UnsupportedModelError("copies of tensors of rank above 4 do not run on the overlay")
         present = {_slot(a, rank) for a in range(1, rank)}
