@@ -9,8 +9,9 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
 - A row whose bands fit twice over is double-buffered (_pipelined): its copies can overlap its compute on
   the two queues of hlsgen.hw.queues.
 - A row in more than one band has all its operands external (a band reads and writes only buffers).
-- A row that is not split by rows (a Dense, a global pool, a copy, a 1-D map, a batch) runs as one band
-  that moves its external operands whole.
+- A row that is not split by rows (a Dense, a Transpose, a Concat of rows, a non-constant Pad, a 1-D map,
+  a batch) runs as one band that moves its external operands whole. A global pool runs in bands of input
+  rows that add to the same output pixel (band_geometry.RowGeometry.reduces), one channel block each.
 Graph outputs stay on chip (they stream out); maps wider than 8 bits stay on chip (a word is R bytes).
 
 Sizes are what a map really occupies (hlsgen.hw.placement): words per bank of its channel banks (an input
@@ -253,11 +254,16 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
     peaks = [max((need.resident(i)[k] for i in range(len(layers))), default=0) for k in (0, 1)]
     (planes, planes_row), (copies, copies_row) = need.least()  # with every map it may move in external memory
     if planes + copies > capacity:
-        why = f"one output row of layer {planes_row!r} needs {planes:,} bytes of the activation memory's planes"
+        whole = {layer.nodes[0] for layer in layers if layer.nodes and not row_geometry(graph, layer).splits}
+        band = {name: "layer" if name in whole else "one output row of layer" for name in (planes_row, copies_row)}
+        why = f"{band[planes_row]} {planes_row!r} needs {planes:,} bytes of the activation memory's planes"
         if copies:
-            why += f" and one of layer {copies_row!r} {copies:,} bytes of its depthwise window copies"
+            why += f" and {band[copies_row]} {copies_row!r} {copies:,} bytes of its depthwise window copies"
+        if whole & {planes_row, copies_row}:  # a Transpose, a Concat of rows, a 1-D map: moved whole
+            why += " (it does not run in bands of rows)"
         raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
-                           f"{target.buffers.input.kib} KiB) even in the smallest bands: {why}")
+                           f"{target.buffers.input.kib} KiB) even in the smallest bands: {why}; give the target "
+                           f"buffers.input of at least {-(-(planes + copies) // 1024)} KiB")
     least = (planes, copies)
     slack = capacity - sum(least)
     shares = [least[1] + max(slack, 0) * peaks[1] // max(sum(peaks), 1)]

@@ -323,6 +323,24 @@ def big_copies_model(axis: int = 1) -> onnx.ModelProto:
                       inits)
 
 
+def unbanded_model(kind: str) -> onnx.ModelProto:
+    """A map of 64 KiB or more through a layer that does not run in bands of rows: a Transpose of a 16 x 64 x 64
+    map (`transpose`), or a Conv1d over a 16 x 2048 sequence (`sequence`); then a global pool and a Dense."""
+    rng = np.random.default_rng(7)
+    if kind == "transpose":
+        shape, w = [1, 3, 64, 64], rng.standard_normal((16, 3, 3, 3))
+        head = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+                helper.make_node("Transpose", ["c"], ["t"], name="swap", perm=[0, 1, 3, 2])]
+    else:
+        shape, w = [1, 8, 2048], rng.standard_normal((16, 8, 3))
+        head = [helper.make_node("Conv", ["x", "w"], ["t"], name="conv", pads=[1, 1])]
+    inits = {"w": w.astype(np.float32) * 0.3, "fc": rng.standard_normal((16, 10)).astype(np.float32) * 0.3}
+    nodes = head + [helper.make_node("GlobalAveragePool", ["t"], ["g"], name="pool"),
+                    helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+                    helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", shape)], [tensor_value("y", [1, 10], TensorProto.FLOAT)], inits)
+
+
 TINY = {"vector_ops": vector_ops_model,
         # dense-only, every map 1x1: the anomaly-detection autoencoder, narrowed to fit the 8x8 weight memory
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
@@ -332,5 +350,6 @@ TINY = {"vector_ops": vector_ops_model,
         "strided": strided_model, "copies": copies_model,
         "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model,
         "big_average_pool": big_pool_model, "big_max_pool": lambda: big_pool_model("GlobalMaxPool"),
-        "big_channel_copies": big_copies_model, "big_column_copies": lambda: big_copies_model(3)}
+        "big_channel_copies": big_copies_model, "big_column_copies": lambda: big_copies_model(3),
+        "big_transpose": lambda: unbanded_model("transpose"), "long_sequence": lambda: unbanded_model("sequence")}
 

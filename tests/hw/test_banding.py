@@ -237,6 +237,18 @@ def test_a_band_of_one_row_that_does_not_fit_is_refused():
     assert "layer '" in str(exc.value) and exc.value.exit_code == 3
 
 
+@pytest.mark.parametrize("model, layer, kib", [("big_transpose", "swap", 128), ("long_sequence", "conv", 48)])
+def test_a_layer_that_does_not_run_in_bands_is_refused_with_the_memory_it_needs(model, layer, kib):
+    """A Transpose and a 1-D map move their maps whole: when those do not fit, the refusal names the layer,
+    says why it is not banded and how much activation memory it needs."""
+    with pytest.raises(MappingError) as exc:
+        map_model(integer_graph(model), target_with("systolic8x8", buffers__input=Buffer(16, 8)))
+    message = str(exc.value)
+    assert exc.value.exit_code == 3 and "\n" not in message
+    assert f"layer {layer!r} needs" in message and "(it does not run in bands of rows)" in message
+    assert message.endswith(f"give the target buffers.input of at least {kib} KiB")
+
+
 @pytest.mark.parametrize("channels, lg, signed", [(16, 4, True), (20, 4, False), (4, 2, True), (3, 0, False)])
 def test_the_host_image_of_a_map_is_the_activation_memory_words(channels, lg, signed):
     rng = np.random.default_rng(channels)
