@@ -3,7 +3,8 @@ memory (one cycle of read latency), every result lane exact against the integer 
 QAdd (int_ops.qadd), QRequant (qrequant; also reading an upsampled map, as Resize does: resize_nearest),
 global average pool (qaverage_pool) and global max pool, and windowed pools of random geometry (kernel,
 stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
-(multiplier, shift) from a divisor table of random words per window count."""
+(multiplier, shift) from a divisor table of random words per window count; and global pools over a map
+given in two runs of rows (`cfg_acc` on the second: the totals carry on), exact against the whole map's."""
 import random
 
 import numpy as np
@@ -141,6 +142,58 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
         for y in range(want.shape[1]):
             for x in range(want.shape[2]):
                 assert got.get((m, y, x)) == int(want[m, y, x]), f"op {op} channel {m} ({y}, {x})"
+
+
+async def global_pool_run(dut, cfg: dict, memory: dict, lanes: int, signed: bool) -> list[int]:
+    """One run of a global pool (one pass) over `memory`; its lanes' results."""
+    for name, value in cfg.items():
+        handle = getattr(dut, name)
+        handle.value = value & ((1 << len(handle)) - 1)
+    dut.start.value = 1
+    a_addr, got = [0] * lanes, None
+    for _ in range(cfg["cfg_pixels"] + 20):
+        await RisingEdge(dut.clk)
+        dut.start.value = 0
+        dut.a_data.value = pack([memory.get((c, a_addr[c]), 0) for c in range(lanes)], D_W)
+        await Timer(1, unit="ns")
+        a_addr = unpack(dut.a_addr.value, lanes, ADDR_W, signed=False)
+        if int(dut.o_valid.value):
+            got = unpack(dut.o_data.value, lanes, D_W, signed=signed)
+    return got
+
+
+@cocotb.test()
+async def global_pools_carry_their_totals_across_rows(dut):
+    lanes = config()["parameters"]["C"]
+    gen, np_rng = random.Random(5), np.random.default_rng(5)
+    dut.start.value = 0
+    await start(dut)
+    for _ in range(20):
+        op, signed = gen.choice([OP_GAVG, OP_GMAX]), gen.random() < 0.5
+        channels, h, w = gen.randint(1, lanes), gen.randint(2, 6), gen.randint(1, 5)
+        a = np_rng.integers(-128, 128, (1, channels, h, w)) if signed else np_rng.integers(0, 256, (1, channels, h, w))
+        split = gen.randint(1, h - 1)
+        cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(
+            cfg_op=op, cfg_b_base=0, cfg_a_lg=lanes.bit_length() - 1, cfg_b_lg=lanes.bit_length() - 1, cfg_w=w,
+            cfg_up_x=0, cfg_up_y=0, cfg_src_w=w, cfg_passes=1, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(signed),
+            cfg_b_signed=0, cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=-128 if signed else 0,
+            cfg_hi=127 if signed else 255, cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
+        if op == OP_GAVG:
+            m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (h * w))
+            attrs = QAveragePoolAttrs(None, gen.randint(-5, 5), ((h * w, m, s),), gen.randint(-3, 3), -128, 127)
+            want = qaverage_pool(attrs, a)[0, :, 0, 0]
+            cfg.update(cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point, cfg_lo=-128,
+                       cfg_hi=127)
+        else:
+            want = a.max(axis=(2, 3))[0]
+        out_signed = signed or op == OP_GAVG
+        for rows, base, acc in (((0, split), 3, 0), ((split, h), 40, 1)):  # two band buffers
+            part = a[0, :, rows[0]:rows[1]]
+            pixels = part.shape[1] * w
+            got = await global_pool_run(dut, cfg | dict(cfg_a_base=base, cfg_stride=pixels, cfg_pixels=pixels,
+                                                        cfg_in_h=part.shape[1], cfg_acc=acc),
+                                        store(part, base, lanes), lanes, out_signed)
+        assert got[:channels] == [int(v) for v in want], f"op {op}: rows 0..{split} then {split}..{h}"
 
 
 @cocotb.test()
