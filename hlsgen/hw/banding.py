@@ -200,6 +200,8 @@ class _Planner:
 
         if not g.splits:
             return g.height_out if fits(g.height_out) else None
+        if g.reduces and fits(g.height_out):  # one band (never double-copied): the search below would miss it
+            return g.height_out
         lo, hi = 0, g.height_out
         while lo < hi:
             mid = (lo + hi + 1) // 2
