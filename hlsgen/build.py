@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +40,7 @@ from .quant.qdq_export import export_qdq
 from .quant.report import quality, quant_json
 from .quant.search_report import format_table
 from .report_page import record_verification, write_report_page
+from .staging import staging_for
 from .rtl.emit import write_build_rtl
 from .rtl.overlay import OverlayFitError
 from .rtl.program import compile_program
@@ -138,19 +138,20 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
-    staging = _staging_folder(out)
+    staging = staging_for(out)
     try:
         with step("render the HLS C++, RTL and report"):
-            _write(staging, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping, bits)
-        verified = _verify(staging, options.verify, step)
-        _replace(out, staging)
+            _write(staging.folder, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping,
+                   bits)
+        verified = _verify(staging.folder, options.verify, step)
+        staging.commit()
     except HlsgenError as exc:
-        _keep_logs(exc, staging, out.parent / f"{out.name}.logs")
-        shutil.rmtree(staging, ignore_errors=True)
+        _keep_logs(exc, staging.folder, out.parent / f"{out.name}.logs")
         raise
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
+    except OSError as exc:  # a full disk, a quota: the message names OUT, never the staging folder
+        raise _write_error(exc, out, staging.folder) from None
+    finally:
+        staging.discard()
     notices = graph.notices + [n for n in quantized.graph.notices if n not in graph.notices]  # and the quantizer's
     return BuildResult(out, target, quantized, measured, bits_table, user_warnings, notices, mapping, verified)
 
@@ -192,29 +193,20 @@ def _keep_logs(error: HlsgenError, staging: Path, logs: Path) -> None:
     if str(staging) not in str(error):
         return
     shutil.rmtree(logs, ignore_errors=True)
-    for log in staging.rglob("*.log"):
-        (logs / log.relative_to(staging)).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(log, logs / log.relative_to(staging))
+    try:
+        for log in staging.rglob("*.log"):
+            (logs / log.relative_to(staging)).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(log, logs / log.relative_to(staging))
+    except OSError:  # a full disk: the error itself matters more than its logs
+        shutil.rmtree(logs, ignore_errors=True)
+        return
     error.args = (str(error).replace(str(staging), str(logs)),)
 
 
-def _staging_folder(out: Path) -> Path:
-    """A new folder beside OUT that becomes OUT once the build succeeded; errors name OUT, the user's path."""
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        return Path(tempfile.mkdtemp(prefix=f".{out.name[:64]}.hlsgen-", dir=out.parent))
-    except OSError as exc:
-        raise PathError(f"cannot create the build folder {out}: {exc.strerror or exc}; choose another -o") from None
-
-
-def _replace(out: Path, staging: Path) -> None:
-    """The staging folder becomes OUT (a previous build there is replaced)."""
-    try:
-        if out.exists():
-            shutil.rmtree(out)
-        staging.rename(out)
-    except OSError as exc:
-        raise PathError(f"cannot create the build folder {out}: {exc.strerror or exc}; choose another -o") from None
+def _write_error(exc: OSError, out: Path, staging: Path) -> PathError:
+    where = exc.filename if exc.filename and str(staging) not in str(exc.filename) else out
+    reason = (exc.strerror or str(exc)).lower()
+    return PathError(f"cannot write {where}: {reason}; {out} is left as it was (free space or choose another -o)")
 
 
 def _warn(user_warnings: list[str], message: str) -> None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import HlsgenError, MismatchError, PathError
-from ..tools import cxx_compiler
+from ..tools import cxx_compiler, refuse_full_disk
 
 PORTABLE_ENV = "HLSGEN_CSIM_PORTABLE"
 WARNINGS = ("-Wall", "-Wextra", "-Werror")
@@ -93,6 +93,7 @@ def compile_csim(hls_dir: Path, binary: Path, portable: bool = False, trace: boo
     start = time.perf_counter()
     done = subprocess.run(command, capture_output=True, text=True)
     if done.returncode != 0:
+        refuse_full_disk(compiler, done.stderr)
         errors = [line for line in done.stderr.splitlines() if "error" in line] or done.stderr.splitlines()
         raise CsimBuildError(f"the generated C++ in {hls_dir} does not compile with {headers.description} "
                              f"(a bug in hlsgen, please report it): {errors[0] if errors else 'no message'}")
