@@ -1,0 +1,274 @@
+"""OUT is always a whole build: the previous one or the new one, never a mix and never missing, whether two
+builds write it at once, a build is killed (SIGKILL, SIGINT) at any point, or the disk fills up; a killed
+build's staging folder is removed by the next build. Real `python -m hlsgen.cli` processes throughout."""
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from onnx import helper
+
+from hlsgen.errors import INTERRUPTED_EXIT, PathError
+from hlsgen.staging import INFIX, remove_stale, staging_for, swap
+from tests.builders import make_model, tensor_value
+from tests.cli.test_build import CALIB, MODEL, ROOT
+from tests.cli.test_errors import assert_one_line_error
+
+DIGITS = ["build", MODEL, "--calib", CALIB, "-q"]
+
+
+def _cli(*argv: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "hlsgen.cli", *argv], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, cwd=ROOT, env={**os.environ, **(env or {})})
+
+
+def _run(*argv: str, env: dict | None = None) -> tuple[int, str]:
+    process = _cli(*argv, env=env)
+    _, err = process.communicate(timeout=300)
+    return process.returncode, err
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    """Every file of a build folder by its path inside it (builds are deterministic byte for byte)."""
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _leftovers(parent: Path) -> list[str]:
+    return sorted(p.name for p in parent.iterdir() if INFIX in p.name)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory) -> Path:
+    """A model other than digits: a different complete build."""
+    rng = np.random.default_rng(0)
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Flatten", ["r"], ["f"], name="flat"),
+             helper.make_node("Gemm", ["f", "F"], ["y"], transB=1, name="fc")]
+    model = make_model(nodes, [tensor_value("x", [1, 1, 8, 8])], [tensor_value("y", None)],
+                       {"W": rng.normal(0, 0.5, (4, 1, 3, 3)).astype(np.float32),
+                        "F": rng.normal(0, 0.1, (3, 256)).astype(np.float32)}, opset=13)
+    path = tmp_path_factory.mktemp("tiny") / "tiny.onnx"
+    path.write_bytes(model.SerializeToString())
+    return path
+
+
+def test_two_builds_into_one_out_at_once_leave_one_whole_build(tmp_path, tiny):
+    """Several rounds of a digits build and a tiny model's build started together into the same OUT (the
+    first with no OUT yet): both succeed and OUT is exactly one of the two, with nothing left beside it."""
+    commands = {"digits": DIGITS, "tiny": ["build", str(tiny), "--input-range", "0,1", "-q"]}
+    references = {}
+    for name, command in commands.items():
+        code, err = _run(*command, "-o", str(tmp_path / f"ref_{name}"))
+        assert code == 0, err
+        references[name] = _files(tmp_path / f"ref_{name}")
+    out = tmp_path / "shared" / "out"
+    for _ in range(3):
+        processes = [_cli(*command, "-o", str(out)) for command in commands.values()]
+        for process in processes:
+            _, err = process.communicate(timeout=300)
+            assert process.returncode == 0, err
+        assert _files(out) in references.values()
+        assert [p.name for p in out.parent.iterdir()] == ["out"]
+
+
+def test_racing_swaps_never_leave_out_missing_or_mixed(tmp_path):
+    """The swap itself, raced hard: four threads put 30 folders each into one OUT while a fifth reads it;
+    every read sees a whole folder (its two files from the same writer) and OUT never disappears."""
+    out = tmp_path / "out"
+    swap(_folder(tmp_path / "first", "first"), out)
+    stop, torn, reads = threading.Event(), [], []
+
+    def writer(name: str) -> None:
+        for i in range(30):
+            staging = _folder(tmp_path / f".out{INFIX}{name}{i}", f"{name}{i}")
+            swap(staging, out)
+            shutil.rmtree(staging)
+
+    def reader() -> None:
+        while not stop.is_set():
+            try:
+                folder = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # one folder, whatever OUT becomes meanwhile
+            except FileNotFoundError:
+                torn.append("OUT missing")
+                continue
+            try:
+                names = os.listdir(folder)
+                tags = {_read(folder, name) for name in names}
+                still_out = os.stat(out).st_ino == os.fstat(folder).st_ino
+            except FileNotFoundError:  # swapped out and being removed while read: not OUT any more
+                still_out = False
+            finally:
+                os.close(folder)
+            if still_out and (len(names) != 2 or len(tags) != 1):
+                torn.append(f"{names} {tags}")
+            reads.append(still_out)
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in "abcd"]
+    watcher = threading.Thread(target=reader)
+    watcher.start()
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    stop.set()
+    watcher.join()
+    assert torn == [] and sum(reads) > 10
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
+def _read(folder: int, name: str) -> str:
+    file = os.open(name, os.O_RDONLY, dir_fd=folder)
+    try:
+        return os.read(file, 100).decode()
+    finally:
+        os.close(file)
+
+
+def _folder(path: Path, tag: str) -> Path:
+    path.mkdir()
+    for name in ("a", "b"):
+        (path / name).write_text(tag)
+    return path
+
+
+def test_without_an_exchange_the_old_build_is_moved_aside_then_removed(tmp_path):
+    """File systems without RENAME_EXCHANGE (EINVAL) and C libraries without renameat2 (ENOSYS): OUT is
+    moved aside, the new build renamed into place, and the old one removed by the commit."""
+    for code in (errno.EINVAL, errno.ENOSYS):
+        def unsupported(a, b, code=code):
+            raise OSError(code, os.strerror(code))
+
+        out = _folder(tmp_path / f"out{code}", "old")
+        staging = _folder(tmp_path / f".out{code}{INFIX}x", "new")
+        swap(staging, out, exchange=unsupported)
+        assert (out / "a").read_text() == "new"
+        assert (Path(f"{staging}.old") / "a").read_text() == "old"  # the commit removes it
+
+
+def test_a_dead_builds_staging_folder_goes_and_a_live_ones_stays(tmp_path):
+    """remove_stale takes a staging folder's lock to learn its owner is dead; a held lock (a live build)
+    keeps the folder. A new staging folder is locked from its creation."""
+    out = tmp_path / "out"
+    dead, live = tmp_path / f".out{INFIX}dead", tmp_path / f".out{INFIX}live"
+    for folder in (dead, live):
+        folder.mkdir()
+        (folder / "file").write_text("x")
+    owner = os.open(live, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(owner, fcntl.LOCK_EX)
+    try:
+        assert remove_stale(out) == [dead]
+        assert live.is_dir() and not dead.exists()
+        staging = staging_for(out)
+        assert remove_stale(out) == [] and staging.folder.is_dir()
+        staging.discard()
+    finally:
+        os.close(owner)
+    assert remove_stale(out) == [live]
+
+
+def test_a_build_killed_at_any_point_leaves_the_previous_build_or_the_new(tmp_path):
+    """A dozen SIGKILLs and SIGINTs at seeded random delays over a build with --verify csim (writing,
+    compiling, simulating, swapping): OUT is byte for byte the previous build or the new one; SIGINT
+    exits 130 with one line; after the kills the next build leaves no staging folder beside OUT."""
+    new = [*DIGITS, "--bits", "6", "--verify", "csim"]
+    code, err = _run(*DIGITS, "-o", str(tmp_path / "ref_prev"))
+    assert code == 0, err
+    start = time.monotonic()
+    code, err = _run(*new, "-o", str(tmp_path / "ref_new"))
+    duration = time.monotonic() - start
+    assert code == 0, err
+    previous, complete = _files(tmp_path / "ref_prev"), _files(tmp_path / "ref_new")
+    parent = tmp_path / "builds"
+    parent.mkdir()
+    out = parent / "out"
+    rng = random.Random(14)
+    outcomes = []
+    for point in range(12):
+        if not (out.exists() and _files(out) == previous):
+            shutil.rmtree(out, ignore_errors=True)
+            shutil.copytree(tmp_path / "ref_prev", out)
+        kill = point % 2 == 0
+        process = _cli(*new, "-o", str(out))
+        if kill:  # anywhere, from the interpreter's start on
+            time.sleep(rng.uniform(0.02, 1.0) * duration)
+        else:  # once the CLI runs (a Ctrl-C during Python's own imports ends in its traceback, before hlsgen runs)
+            _wait_for_staging(parent, process)
+            time.sleep(rng.uniform(0.0, 0.8) * duration)
+        process.send_signal(signal.SIGKILL if kill else signal.SIGINT)
+        _, err = process.communicate(timeout=120)
+        files = _files(out)
+        assert files in (previous, complete), f"point {point}: OUT is neither build"
+        outcomes.append((process.returncode, files == complete))
+        if process.returncode == 0:  # the signal came after the build had finished
+            assert files == complete
+        elif kill:
+            assert process.returncode == -signal.SIGKILL
+        else:
+            assert process.returncode == INTERRUPTED_EXIT, err
+            assert [line for line in err.splitlines() if line.strip()] == ["interrupted: nothing was written"]
+    assert sum(code in (-signal.SIGKILL, INTERRUPTED_EXIT) for code, _ in outcomes) >= 10, outcomes
+    code, err = _run(*new, "-o", str(out))
+    assert code == 0, err
+    assert _files(out) == complete
+    assert [p.name for p in parent.iterdir()] == ["out"]
+
+
+def _wait_for_staging(parent: Path, process: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 120
+    while not any(INFIX in p.name for p in parent.iterdir()):
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.01)
+
+
+@contextlib.contextmanager
+def _small_disk(folder: Path, size: str):
+    """A tmpfs of `size` at `folder` (tests run as root, here and in CI), unmounted whatever happens."""
+    folder.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)], check=True)
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", str(folder)], check=True)
+
+
+def test_a_full_disk_leaves_the_previous_build_and_says_so(tmp_path):
+    """A disk with room for one build (a 1.4 MiB tmpfs) and a previous build on it: the next build runs out
+    of space while writing: exit 6, one line naming OUT and the cause, OUT byte-identical, nothing beside."""
+    code, err = _run(*DIGITS, "-o", str(tmp_path / "ref"))
+    assert code == 0, err
+    with _small_disk(tmp_path / "disk", "1400k") as disk:
+        out = disk / "out"
+        shutil.copytree(tmp_path / "ref", out)
+        code, err = _run(*DIGITS, "--bits", "6", "-o", str(out))
+        assert code == PathError.exit_code, err
+        assert_one_line_error(err, f"cannot write {out}: no space left on device", "left as it was")
+        assert _files(out) == _files(tmp_path / "ref")
+        assert [p.name for p in disk.iterdir()] == ["out"]
+
+
+def test_a_full_disk_under_gxx_is_a_path_error_not_a_bug(tmp_path):
+    """--verify csim with TMPDIR on a full disk: g++ cannot write its assembly. That is exit 6 with g++'s
+    own line, not 'a bug in hlsgen' (exit 70); OUT stays the previous build."""
+    out = tmp_path / "out"
+    code, err = _run(*DIGITS, "-o", str(out))
+    assert code == 0, err
+    previous = _files(out)
+    with _small_disk(tmp_path / "tmp", "256k") as tmp:
+        code, err = _run(*DIGITS, "--bits", "6", "--verify", "csim", "-o", str(out), env={"TMPDIR": str(tmp)})
+    assert code == PathError.exit_code, err
+    assert_one_line_error(err, "g++ could not write its files", "No space left on device")
+    assert _files(out) == previous
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "tmp"]
