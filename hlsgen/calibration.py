@@ -13,7 +13,7 @@ import numpy as np
 
 from .errors import DataError, UsageError
 from .ir import Graph
-from .npz_io import LABELS_KEY, match_inputs, read_npz
+from .npz_io import LABELS_KEY, check_labels, match_inputs, read_npz
 from .quant.params import TensorQuant
 
 SYNTHETIC_SAMPLES = 32
@@ -78,8 +78,8 @@ def _from_file(graph: Graph, path: Path) -> Calibration:
     feeds = match_inputs(graph, arrays, f"calibration data {path}")
     labels = arrays.get(LABELS_KEY)
     count = next(iter(feeds.values())).shape[0]
-    if labels is not None and (labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer)):
-        raise DataError(f"calibration data {path}: 'labels' must be {count} integers, got {labels.dtype} {labels.shape}")
+    if labels is not None:
+        check_labels(labels, count, f"calibration data {path}")
     for name, value in feeds.items():
         if np.issubdtype(value.dtype, np.floating):
             bad = int((~np.isfinite(value)).sum())

@@ -25,7 +25,7 @@ from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EX
 from .hls.verify import csim_build
 from .hw import builtin_targets, load_target
 from .model import Model, load_onnx
-from .npz_io import LABELS_KEY, read_npz, top1_accuracy, write_npz
+from .npz_io import LABELS_KEY, check_labels, read_npz, top1_accuracy, write_npz
 from .progress import console_steps
 from .report_page import record_verification, summarize, write_report_page
 from .rtl.sim import sim_build_dir, simulate
@@ -89,11 +89,13 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
             raise click.UsageError("--raw applies to build folders (integer reference), not ONNX files")
         model = _load(model_path)
         results = (model if no_optimize else model.optimize()).run(arrays)
-    write_npz(output_path, results)
     samples = next(iter(results.values())).shape[0]
+    accuracy = None
+    if LABELS_KEY in arrays and len(results) == 1 and not raw:  # bad labels fail before OUT.npz is written
+        accuracy = top1_accuracy(next(iter(results.values())), check_labels(arrays[LABELS_KEY], samples, inputs_path))
+    write_npz(output_path, results)
     out.print(f"wrote {output_path}: {samples} sample(s), outputs {', '.join(results)}")
-    if LABELS_KEY in arrays and len(results) == 1 and not raw:
-        accuracy = top1_accuracy(next(iter(results.values())), arrays[LABELS_KEY])
+    if accuracy is not None:
         out.print(f"top-1 accuracy against '{LABELS_KEY}': {accuracy:.2%}")
 
 

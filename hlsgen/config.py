@@ -30,19 +30,29 @@ HLS_DESIGNS = ("auto", "overlay", "dataflow")
 PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # build's --program (map_model takes rom or external)
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
+TEXT_KEYS = ("model", "target", "calib", "output", "input_range", "hls_design", "program")
+MAX_FILE_BYTES = 1 << 20  # a config is a few hundred bytes; a bigger file is not one
 
 
 def load_config(path: str | Path) -> dict[str, Any]:
     p = require_file(path, "config file (YAML)")
+    if p.stat().st_size > MAX_FILE_BYTES:
+        raise UsageError(f"{p}: {p.stat().st_size:,} bytes is no build config (at most {MAX_FILE_BYTES:,}); "
+                         "is it the right file?")
     try:
-        data = yaml.safe_load(p.read_text()) or {}
-    except yaml.YAMLError as exc:
-        raise UsageError(f"{p}: not valid YAML ({str(exc).splitlines()[0]})") from None
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise UsageError(f"{p}: not valid YAML (not UTF-8 text)") from None
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: a number past Python's int-parsing limit
+        raise UsageError(f"{p}: not valid YAML ({(str(exc).splitlines() or [type(exc).__name__])[0]})") from None
+    data = {} if data is None else data  # an empty file: no options
     if not isinstance(data, dict):
         raise UsageError(f"{p}: the config must be a mapping of option names to values")
-    unknown = sorted(set(data) - OPTION_KEYS)
+    unknown = sorted(map(str, set(data) - OPTION_KEYS))
     if unknown:
         raise UsageError(f"{p}: unknown option(s) {unknown}; known: {sorted(OPTION_KEYS)}")
+    data = {k: v for k, v in data.items() if v is not None}  # YAML's null: the option is not given
+    _check_types(p, data)
     layers = data.get("layers") or {}
     if not isinstance(layers, dict):
         raise UsageError(f"{p}: 'layers' maps a layer name or op type to {{weight_bits, act_bits}}")
@@ -59,6 +69,34 @@ def load_config(path: str | Path) -> dict[str, Any]:
     if isinstance(data.get("verify"), str):
         data["verify"] = [v.strip() for v in data["verify"].split(",") if v.strip()]
     return data
+
+
+def _check_types(p: Path, data: dict[str, Any]) -> None:
+    """Each option's type (and a budget's range), so a wrong one is a config error, not a crash later."""
+    def number(value) -> bool:
+        # NaN and the infinities fail the comparison (math.isfinite would overflow on a huge int)
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) <= 1e300
+
+    def bad(key: str, expected: str):
+        shown = repr(data[key]) if len(repr(data[key])) <= 40 else repr(data[key])[:37] + "..."
+        raise UsageError(f"{p}: {key} must be {expected}, got {shown}")
+
+    for key in TEXT_KEYS:
+        if key in data and not isinstance(data[key], str):
+            bad(key, "text")
+    if "bits" in data and (isinstance(data["bits"], bool) or not isinstance(data["bits"], (int, str))):
+        bad("bits", "a width from 2 to 8 or 'auto'")
+    if "max_accuracy_drop" in data and not (number(data["max_accuracy_drop"]) and 0 <= data["max_accuracy_drop"] <= 1):
+        bad("max_accuracy_drop", "a number from 0 to 1 (0.01 = 1 point)")
+    if "min_sqnr" in data and not number(data["min_sqnr"]):
+        bad("min_sqnr", "a number of dB")
+    verify = data.get("verify", [])
+    if not isinstance(verify, str) and not (isinstance(verify, list) and all(isinstance(v, str) for v in verify)):
+        bad("verify", "a list of checks (csim, rtl)")
+    if "dump_ir" in data and not isinstance(data["dump_ir"], bool):
+        bad("dump_ir", "true or false")
+    if "layers" in data and not isinstance(data["layers"], dict):
+        bad("layers", "a mapping of layer names or op types to {weight_bits, act_bits}")
 
 
 def apply_layer_overrides(bits: BitConfig, graph: Graph, layers: dict[str, dict]) -> BitConfig:

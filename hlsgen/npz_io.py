@@ -24,8 +24,10 @@ def read_npz(path: str | os.PathLike) -> dict[str, np.ndarray]:
     try:
         with np.load(p, allow_pickle=False) as data:
             return {k: data[k] for k in data.files}
-    except (zipfile.BadZipFile, ValueError, OSError, EOFError) as exc:
-        raise DataError(f"{p}: not a readable .npz file ({exc})") from None
+    except Exception as exc:  # whatever zipfile and numpy's header parser raise on a malformed file (BadZipFile,
+        # zlib.error, ValueError, EOFError, tokenize.TokenError, MemoryError for a header's huge shape, ...)
+        text = " ".join(str(exc).split())[:120] or type(exc).__name__
+        raise DataError(f"{p}: not a readable .npz file ({text})") from None
 
 
 def write_npz(path: str | os.PathLike, arrays: dict[str, np.ndarray]) -> None:
@@ -82,6 +84,14 @@ def match_inputs(graph: Graph, arrays: dict[str, np.ndarray], source: str = "inp
     if len(counts) > 1:
         raise DataError(f"{source}: inputs hold different sample counts {sorted(counts)}")
     return feeds
+
+
+def check_labels(labels: np.ndarray, count: int, source: str) -> np.ndarray:
+    """`labels` when they are one integer class per sample, else a DataError naming what they are."""
+    if labels.shape != (count,) or not np.issubdtype(labels.dtype, np.integer):
+        raise DataError(f"{source}: '{LABELS_KEY}' must be {count} integers (one class per sample), "
+                        f"got {labels.dtype} {labels.shape}")
+    return labels
 
 
 def top1_accuracy(logits: np.ndarray, labels: np.ndarray) -> float:

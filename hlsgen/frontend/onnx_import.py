@@ -4,6 +4,7 @@ Every failure the user can cause raises an HlsgenError subclass with a one-line 
 """
 from __future__ import annotations
 
+import math
 import os
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from ..reference.float_executor import annotate_shapes
 # The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
 MIN_OPSET, MAX_OPSET = 6, 25
 DEFAULT_DOMAINS = ("", "ai.onnx")
+MAX_INPUT_ELEMENTS = 1 << 26  # per input, batch included (256 MB of float32): a 3x4096x4096 image fits
 # The custom ops hlsgen imports: QONNX's quantizers, in the domains QONNX, FINN and older Brevitas exports use.
 QONNX_DOMAIN = "qonnx.custom_op.general"
 QONNX_OPS = ("Quant", "BipolarQuant", "Trunc")
@@ -91,7 +93,8 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
     try:
         with _qonnx_ops_in_own_domain(model):
             onnx.checker.check_model(model, full_check=True)
-    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError) as exc:
+    except (onnx.checker.ValidationError, onnx.shape_inference.InferenceError, ValueError) as exc:  # ValueError: an
+        # element type ONNX does not know
         raise ModelFileError(f"{p}: ONNX's checker rejects the model: {first_line(exc)}; "
                              "fix the exporter or re-export the model") from None
     return model
@@ -215,7 +218,25 @@ def _unsupported_ops(model: onnx.ModelProto, opset: int) -> list[UnsupportedOp]:
 
 def _import_constants(model: onnx.ModelProto, graph: Graph) -> None:
     for init in model.graph.initializer:
-        graph.add_constant(init.name, numpy_helper.to_array(init))
+        try:
+            value = numpy_helper.to_array(init)
+        except ValueError as exc:  # its data does not fill the dims it declares (ONNX's checker lets it pass)
+            raise ModelFileError(f"initializer {init.name!r} (dims {list(init.dims)}) does not hold the data its "
+                                 f"dims declare: {first_line(exc)}; re-export the model") from None
+        graph.add_constant(init.name, value)
+
+
+def _check_input_dims(name: str, dims: list[int]) -> None:
+    """Positive dims, and few enough elements that the shape annotation (which runs every layer on zeros)
+    and the calibration can hold them: a huge dim is a broken file, not a model to allocate terabytes for."""
+    if any(d < 0 for d in dims):
+        raise ModelFileError(f"input {name!r} has a negative dimension ({dims}); re-export the model")
+    if any(d == 0 for d in dims):
+        raise UnsupportedModelError(f"input {name!r} has an empty dimension ({dims}); hlsgen compiles inputs "
+                                    "with at least one element along every axis")
+    if math.prod(dims) > MAX_INPUT_ELEMENTS:
+        raise UnsupportedModelError(f"input {name!r} of shape {dims} holds {math.prod(dims):,} elements, more than "
+                                    f"hlsgen compiles ({MAX_INPUT_ELEMENTS:,}); is the shape right?")
 
 
 def _import_inputs(model: onnx.ModelProto, ctx: ImportContext) -> None:
@@ -240,6 +261,7 @@ def _import_inputs(model: onnx.ModelProto, ctx: ImportContext) -> None:
                     f"input {value.name!r} has a dynamic dimension {label!r} at axis {axis}; "
                     "hlsgen needs static shapes (re-export with a fixed input size)"
                 )
+        _check_input_dims(value.name, dims)
         dtype = np.dtype(helper.tensor_dtype_to_np_dtype(tensor_type.elem_type))
         if dtype.kind in "bcSUO":
             raise UnsupportedModelError(f"input {value.name!r} holds {dtype} values; hlsgen compiles numeric "

@@ -221,13 +221,16 @@ def target_types(rng: np.random.Generator, text: str) -> Mutant:
 
 def target_values(rng: np.random.Generator, text: str) -> Mutant:
     """A number made zero, negative or huge: an invalid target (9). (A big but sane value that builds
-    is not drawn: huge means far past any device.)"""
+    is not drawn: huge means far past any device.) A DRAM read latency of 0 cycles is an ideal memory, not
+    an invalid one: that target builds (0)."""
     data = yaml.safe_load(text)
     numeric = [p for p in _paths(data) if isinstance(_get(data, p), (int, float))]
     path = _pick(rng, numeric)
-    value = _pick(rng, (0, -1, -(2**31), 2**40, 10**18, 2**64, 1e300, float("inf"), float("nan")))
+    value = _pick(rng, (0, -1, -(2**31), 2**40, 10**18, 2**64, 10**400, 1e300, float("inf"), float("nan")))
     _set(data, path, value)
-    return Mutant(yaml_text(data).encode(), TARGET, f"{'.'.join(path)} set to {value!r}")
+    ideal_memory = path[-1] == "read_latency" and value == 0
+    return Mutant(yaml_text(data).encode(), TARGET, f"{'.'.join(path)} set to {value!r}",
+                  frozenset({0}) if ideal_memory else frozenset())
 
 
 def target_file(rng: np.random.Generator, text: str) -> Mutant:
@@ -269,7 +272,7 @@ def config_values(rng: np.random.Generator, config: dict) -> Mutant:
     an unknown check, design or residency, an input range that is no range (2)."""
     data = yaml.safe_load(yaml_text(config))
     key, value = _pick(rng, (("bits", 0), ("bits", 99), ("bits", -8), ("bits", "nine"), ("max_accuracy_drop", -0.5),
-                             ("max_accuracy_drop", 7.0), ("min_sqnr", float("nan")), ("verify", ["csim", "gates"]),
+                             ("max_accuracy_drop", 7.0), ("min_sqnr", float("nan")), ("min_sqnr", 10**400), ("verify", ["csim", "gates"]),
                              ("hls_design", "both"), ("program", "flash"), ("input_range", "1,0"),
                              ("input_range", "0,inf"), ("layers", {"Conv": {"weight_bits": 0}}),
                              ("layers", {"Conv": {"act_bits": 99}}), ("layers", {"Conv": {"bias_bits": 8}}),

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import difflib
+import typing
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,8 @@ from ..errors import TargetError
 from ..resources import data_dir
 
 DATAFLOWS = ("weight_stationary", "output_stationary")
+MAX_FILE_BYTES = 1 << 20  # a target description is a few hundred bytes; a bigger file is not one
+MAX_INT = 2**31 - 1  # every count and width ends up in 32-bit C++ and Verilog parameters
 
 
 @dataclass(frozen=True)
@@ -79,7 +82,8 @@ class Target:
     def __post_init__(self):
         _check(self.array.dataflow in DATAFLOWS, f"array.dataflow must be one of {DATAFLOWS}")
         positive = [("array.rows", self.array.rows), ("array.cols", self.array.cols),
-                    ("clock_mhz", self.clock_mhz)]
+                    ("clock_mhz", self.clock_mhz), *((f"device.{k}", getattr(self.device, k))
+                                                     for k in ("dsp", "bram_18k", "lut", "ff"))]
         for field_name, value in positive:
             _check(value > 0, f"{field_name} must be positive")
         _check(2 <= self.widths.operand_bits <= 16, "widths.operand_bits must be 2..16")
@@ -120,14 +124,33 @@ def _build(cls: type, data: Any, where: str):
     if unknown:
         raise _Invalid(f"unknown key(s) {unknown} in {where or 'the top level'}")
     values = {}
+    hints = typing.get_type_hints(cls)
     for name, f in known.items():
+        key = f"{where + '.' if where else ''}{name}"
         if name not in data:
             if f.default is not MISSING:
                 continue
-            raise _Invalid(f"missing key {where + '.' if where else ''}{name}")
+            raise _Invalid(f"missing key {key}")
         nested = _NESTED.get((cls, name))
-        values[name] = _build(nested, data[name], f"{where + '.' if where else ''}{name}") if nested else data[name]
+        values[name] = _build(nested, data[name], key) if nested else _typed(hints[name], data[name], key)
     return cls(**values)
+
+
+def _typed(kind: type, value: Any, key: str):
+    """`value` when it is of the field's type (YAML's true/false are no numbers, an int is a float), else
+    a message naming the key: the checks in Target compare numbers and would fail on anything else."""
+    shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+    if kind is str:
+        _check(isinstance(value, str), f"{key} must be text, not {shown}")
+        return value
+    is_number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        _check(is_number and isinstance(value, int) and abs(value) <= MAX_INT,
+               f"{key} must be an integer (at most {MAX_INT:,}), not {shown}")
+        return value
+    # NaN and the infinities fail the comparison (math.isfinite would overflow on a huge int)
+    _check(is_number and abs(value) <= MAX_INT, f"{key} must be a finite number, not {shown}")
+    return value  # as written: 200 stays an int in the reports
 
 
 _NESTED = {
@@ -152,8 +175,14 @@ def load_target(name_or_path: str) -> Target:
         hint = f"did you mean {close[0]!r}? " if close else ""
         raise TargetError(f"unknown target {name_or_path!r}: {hint}choose one of {', '.join(builtin)} "
                           "or give a path to a target .yaml")
+    if path.stat().st_size > MAX_FILE_BYTES:
+        raise TargetError(f"{path}: invalid target description: {path.stat().st_size:,} bytes, more than any "
+                          f"target's few hundred (at most {MAX_FILE_BYTES:,}); is it the right file?")
     try:
-        data = yaml.safe_load(path.read_text())
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
         return _build(Target, data, "")
-    except (yaml.YAMLError, _Invalid, TypeError) as exc:
-        raise TargetError(f"{path}: invalid target description: {str(exc).splitlines()[0]}") from None
+    except UnicodeDecodeError:
+        raise TargetError(f"{path}: invalid target description: not UTF-8 text (a YAML file)") from None
+    except (yaml.YAMLError, ValueError, TypeError) as exc:  # ValueError: _Invalid, or a number past Python's
+        first = (str(exc).splitlines() or [type(exc).__name__])[0]  # int-parsing limit
+        raise TargetError(f"{path}: invalid target description: {first}") from None

@@ -57,7 +57,9 @@ def quantize_multiplier(real: float) -> tuple[int, int]:
 def quantize_to_grid(x: np.ndarray, scale: float, zero_point: int, bits: int, signed: bool) -> np.ndarray:
     """Host-side quantization of real values: saturate(round_half_even(x / scale) + zero_point)."""
     lo, hi = qrange(bits, signed)
-    return saturate(np.rint(np.asarray(x, dtype=np.float64) / scale) + zero_point, lo, hi)
+    # clipped while still float: an infinity or a value past int64 would wrap to INT64_MIN when cast first,
+    # so +inf would land on the grid's lowest value
+    return np.clip(np.rint(np.asarray(x, dtype=np.float64) / scale) + zero_point, lo, hi).astype(np.int64)
 
 
 def dequantize(q: np.ndarray, scale, zero_point) -> np.ndarray:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import DataError
 from ..ir import Graph
 from ..npz_io import match_inputs
 from ..reference import run_graph
@@ -29,6 +30,10 @@ class QuantizedModel:
         feeds = match_inputs(self.float_graph, arrays)
         out = {}
         for name, value in feeds.items():
+            nan = int(np.isnan(value).sum()) if np.issubdtype(value.dtype, np.floating) else 0
+            if nan:  # no integer stands for NaN (an infinity saturates like any value past the range)
+                raise DataError(f"inputs: array {name!r} holds {nan} NaN value(s), which no integer input can "
+                                "represent; clean the inputs first")
             q = self.graph.quant[name]
             out[name] = quantize_to_grid(value, q.scale, q.zero_point, q.bits, q.signed)
         return out

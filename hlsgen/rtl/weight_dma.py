@@ -61,6 +61,8 @@ def tiles_ahead(program: Program) -> int:
     tiles of the narrowest layer (in the overlay: of the narrowest weights, 2 bits), plus the two the slots hold,
     so the latency never starves the array."""
     memory = program.target.external_memory
+    if memory is None:  # a target without DRAM: every weight is on chip, no read latency to cover
+        return 2
     narrowest = min([layer.row.weight_bits for layer in program.layers if layer.kind == ARRAY] or [8])
     if program.overlay is not None:
         narrowest = MIN_WEIGHT_BITS

@@ -56,3 +56,10 @@ def test_ranges_and_grid():
 @pytest.mark.parametrize("bound, bits", [(0, 2), (1, 2), (2, 3), (127, 8), (128, 9), (2**20, 22)])
 def test_signed_bits_for(bound, bits):
     assert signed_bits_for(bound) == bits
+
+
+def test_quantize_to_grid_saturates_infinities_and_values_past_int64():
+    """Found by input fuzzing: the cast to int64 came before the clip, so +inf (and 1e30) wrapped to INT64_MIN
+    and landed on the grid's lowest value."""
+    x = np.array([np.inf, -np.inf, 1e30, -1e30, 3.0])
+    assert quantize_to_grid(x, 0.5, 0, 8, True).tolist() == [127, -128, 127, -128, 6]
