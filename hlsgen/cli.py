@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import signal
 import sys
 import traceback
 import warnings
@@ -20,8 +21,8 @@ from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
 from .config import HLS_DESIGNS, PROGRAM_RESIDENCIES, load_config
-from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, USAGE_EXIT, HlsgenError, MismatchError,
-                     PathError)
+from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, TERMINATED_EXIT, USAGE_EXIT, HlsgenError,
+                     MismatchError, PathError, Terminated)
 from .hls.verify import csim_build
 from .hw import builtin_targets, load_target
 from .model import Model, load_onnx
@@ -352,6 +353,9 @@ def main(argv: list[str] | None = None) -> int:
     except (click.exceptions.Abort, KeyboardInterrupt):
         err.print("interrupted: nothing was written")
         return INTERRUPTED_EXIT
+    except Terminated:
+        err.print("terminated: nothing was written")
+        return TERMINATED_EXIT
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "hlsgen"
         err.print(f"error: {exc.format_message()} (see `{command} --help`)", soft_wrap=True)
@@ -377,8 +381,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry_point() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
     code = main()
-    if code == INTERRUPTED_EXIT:
+    if code in (INTERRUPTED_EXIT, TERMINATED_EXIT):
         # The cleanup already ran (the staging folder is gone). Leave at once: CPython can still kill an
         # interpreter that caught a Ctrl-C with SIGINT on its way out (its "unhandled KeyboardInterrupt"
         # flag races, python/cpython#128130), which a caller sees as a signal death instead of 130.
@@ -386,6 +391,11 @@ def entry_point() -> None:
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _terminate(signum, frame) -> None:
+    """SIGTERM's default would end the process at once, leaving its staging folder for the next build."""
+    raise Terminated()
 
 
 if __name__ == "__main__":

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 INTERNAL_ERROR_EXIT = 70  # a bug in hlsgen (EX_SOFTWARE)
 INTERRUPTED_EXIT = 130  # Ctrl-C (128 + SIGINT)
+TERMINATED_EXIT = 143  # SIGTERM (128 + 15): a job runner or `kill` stopping a build cleans up as Ctrl-C does
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: unwinds like KeyboardInterrupt (every cleanup runs), not caught as an error."""
 USAGE_EXIT = 2  # a bad option value or config file (click's usage errors use 2 as well)
 
 
@@ -113,4 +118,5 @@ EXIT_CODES: dict[int, str] = {
                                            BudgetError)},
     INTERNAL_ERROR_EXIT: "an internal error: a bug in hlsgen (HLSGEN_DEBUG=1 prints the traceback; please report it)",
     INTERRUPTED_EXIT: "interrupted (Ctrl-C); OUT is left as it was",
+    TERMINATED_EXIT: "terminated (SIGTERM); OUT is left as it was",
 }

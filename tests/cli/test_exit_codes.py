@@ -28,7 +28,7 @@ ERROR_CLASSES = [cls for cls in vars(errors).values()
 def test_every_category_has_its_own_code():
     leaves = {cls.exit_code: cls for cls in ERROR_CLASSES if "what" in vars(cls) or cls is errors.HlsgenError}
     assert len(leaves) == len({cls.exit_code for cls in ERROR_CLASSES})
-    assert set(EXIT_CODES) == {0, *leaves, errors.INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT}
+    assert set(EXIT_CODES) == {0, *leaves, errors.INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, errors.TERMINATED_EXIT}
 
 
 def test_the_readme_table_is_the_exit_code_table():
