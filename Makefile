@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 EXAMPLE := examples/digits
 
-.PHONY: demo test test-slow install install-test train-example bench clean
+.PHONY: demo test test-slow install install-test train-example bench fuzz fuzz-long clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,13 @@ bench: install-test
 	$(BIN)/python bench/calibration_memory.py
 	$(BIN)/python bench/one_machine.py
 	$(BIN)/python bench/architectures.py
+
+# differential fuzzing (README, "Fuzzing"): random models, float vs onnxruntime, integer reference = C-sim = RTL
+fuzz: install-test
+	$(BIN)/hlsgen fuzz --seed 1000 --count 40 --rtl-every 10 --jobs 2 --portable
+
+fuzz-long: install-test
+	$(BIN)/hlsgen fuzz --profile long --seed 100000 --count 2000 --rtl-every 20 --jobs 2 --timeout 600
 
 train-example: $(BIN)/python
 	$(BIN)/pip install -q ".[train]"

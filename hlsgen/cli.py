@@ -6,6 +6,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 import traceback
 import warnings
 from pathlib import Path
@@ -285,6 +286,75 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
         out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per inference (performance model "
                           f"{result.model_cycles:,}, {gap:+.1%}); Verilator build {result.build_seconds:.1f} s, "
                           f"simulation {result.run_seconds:.1f} s; per layer in {Path(out) / 'report.json'}")
+
+
+@cli.command(short_help="Differential fuzzing: random models through float, C-sim and RTL checks.")
+@click.option("--seed", type=int, default=0, show_default=True, help="The first model's seed (models seed..seed+N-1).")
+@click.option("--count", type=click.IntRange(min=1), default=100, show_default=True, help="How many random models.")
+@click.option("--profile", type=click.Choice(["ci", "long"]), default="ci", show_default=True,
+              help="ci: small models (a few seconds each); long: the full ranges (kernels to 11, channels and "
+                   "sides to 300).")
+@click.option("--rtl", is_flag=True, help="Also simulate every model's RTL with Verilator (slow).")
+@click.option("--rtl-every", type=click.IntRange(min=0), default=0, metavar="K",
+              help="Also simulate the RTL of every K-th model (the first included).")
+@click.option("--target", default=None, metavar="NAME|FILE.yaml", help="Build every model for this target instead "
+              "of a random one.")
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Models checked at once.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True,
+              help="Seconds one model may take before it counts as a crash.")
+@click.option("--out", "out_dir", default="fuzz-failures", show_default=True, metavar="DIR",
+              help="Where the shrunk reproducers of failures go (DIR/<seed>-<index>/).")
+@click.option("--portable", is_flag=True, help="C-simulate the models without RTL against hlsgen's portable ap_int "
+              "headers (compiles ~7x faster) instead of the vendor's.")
+@click.option("--replay", default=None, metavar="SPEC.json", help="Check the one model a reproducer's spec.json "
+              "describes and print its outcome.")
+def fuzz(seed, count, profile, rtl, rtl_every, target, jobs, timeout, out_dir, portable, replay) -> None:
+    """Generate random valid CNNs and check each: hlsgen's float reference against onnxruntime (1e-4), then
+    `hlsgen build --verify csim` (and rtl): integer reference, C-sim and RTL bit for bit. A failure is shrunk
+    to a small model saved with its inputs, target and the command that replays it. Exits 0 only when no
+    model mismatched or crashed (a clean rejection is counted, not failed)."""
+    from .fuzz.campaign import fuzz_models
+    from .fuzz.runner import run_all
+    from .fuzz.spec import ModelSpec
+
+    if replay is not None:
+        spec = ModelSpec.from_json(Path(replay).read_text())
+        with tempfile.TemporaryDirectory(prefix="hlsgen-replay-") as root:
+            result = run_all([(spec, rtl)], Path(root), 1, timeout)[0]
+        out.print(f"seed {spec.seed}: {result.outcome}{f' ({result.stage})' if result.stage else ''} {result.message}")
+        if result.outcome in ("mismatch", "crash"):
+            raise MismatchError(f"seed {spec.seed}: {result.outcome}: {result.message}")
+        return
+    done = []
+
+    def progress(result) -> None:
+        done.append(result)
+        bad = sum(r.outcome in ("mismatch", "crash") for r in done)
+        err.print(f"[{len(done)}/{count}] seed {result.seed}: {result.outcome} ({result.seconds:.1f} s)"
+                  f"{'  ' + result.message[:120] if result.outcome != 'ok' else ''}  [{bad} failing so far]",
+                  highlight=False)
+
+    summary = fuzz_models(seed, count, profile, 1 if rtl else rtl_every, target, jobs, Path(out_dir), timeout,
+                          progress=progress, portable=portable)
+    table = Table(title=f"hlsgen fuzz: seeds {seed}..{seed + count - 1}, profile {profile}", title_justify="left")
+    table.add_column("outcome")
+    table.add_column("models", justify="right")
+    table.add_column("seeds")
+    for outcome, number in summary.counts().items():
+        seeds = [r.seed for r in summary.results if r.outcome == outcome]
+        table.add_row(outcome, str(number), "" if outcome == "ok" else " ".join(map(str, seeds)))
+    out.print(table)
+    for reason, seeds in summary.rejects():
+        out.print(f"rejected x{len(seeds)}: {reason} (seeds {' '.join(map(str, seeds[:10]))}"
+                  f"{' ...' if len(seeds) > 10 else ''})")
+    for failure in summary.failures:
+        out.print(f"[red]{failure.result.outcome}[/] seed {failure.result.seed}: {failure.result.message}")
+        out.print(f"  shrunk to {failure.folder} ({failure.shrunk.outcome}: {failure.shrunk.message}); "
+                  f"replay: sh {failure.folder / 'replay.sh'}")
+    if not summary.clean:
+        counts = summary.counts()
+        raise MismatchError(f"{counts['mismatch']} mismatch(es) and {counts['crash']} crash(es) in {count} models; "
+                            f"reproducers in {out_dir}/")
 
 
 def _warn_out_of_range(lines: list[str]) -> None:

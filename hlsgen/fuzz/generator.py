@@ -1,0 +1,226 @@
+"""Random valid model specs: `random_spec(seed, profile)` draws an input shape, a chain of layers that fit it,
+a quantization annotation, bit widths, a target and where the RTL's program lives, all from one seed."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .onnx_model import QONNX_DOMAIN
+from .spec import ACTIVATIONS, MAP_KINDS, LayerSpec, ModelSpec, TargetSpec, layer_macs, layer_shape
+
+BUILTIN_TARGETS = ("systolic8x8", "systolic16x16", "systolic32x32")
+ODD_CHANNELS = (1, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 97, 127, 131, 251, 257, 293)
+
+
+@dataclass(frozen=True)
+class Profile:
+    name: str
+    channels: int  # most channels a tensor has
+    side: int  # longest side of a map
+    layers: int
+    kernel: int
+    macs: int  # per inference, over the whole model
+    elements: int  # per tensor
+    features: int  # most outputs of a dense layer
+    sides: tuple[int, ...]  # the random targets' array sides
+
+
+PROFILES = {
+    # a build and its C-sim in ~2-4 s: the CI run
+    "ci": Profile("ci", channels=12, side=12, layers=4, kernel=5, macs=150_000, elements=2_048, features=16,
+                  sides=(4, 8, 16)),
+    # the full ranges of issue 14, bounded so a build and its C-sim stay under ~20 s
+    "long": Profile("long", channels=300, side=300, layers=8, kernel=11, macs=8_000_000, elements=120_000,
+                    features=300, sides=(4, 8, 16, 32)),
+}
+
+
+def random_spec(seed: int, profile: str = "ci") -> ModelSpec:
+    prof = PROFILES[profile]
+    rng = np.random.default_rng([seed, 0])
+    for _ in range(100):  # draws that exceed the profile's sizes start over
+        shape = (_channels(rng, min(prof.channels, 16)), _side(rng, prof.side), _side(rng, prof.side))
+        if shape[0] * shape[1] * shape[2] <= prof.elements:
+            break
+    layers, shapes = [], [shape]
+    count = int(rng.integers(1, prof.layers + 1))
+    while len(layers) < count:
+        layer = _layer(rng, prof, shapes[-1])
+        if layer is None:
+            break
+        out = layer_shape(layer, shapes[-1])
+        if out is None or min(out) < 1 or int(np.prod(out)) > prof.elements:
+            continue
+        if sum(layer_macs(a, b, c) for a, b, c in zip(layers, shapes, shapes[1:])) + layer_macs(layer, shapes[-1], out) > prof.macs:
+            break
+        layers.append(layer)
+        shapes.append(out)
+    if not any(layer.kind in ("conv", "residual", "concat", "dense") for layer in layers):
+        layers.append(_pointwise(rng, prof, shapes[-1]))
+    annotation = str(rng.choice(["float", "float", "qdq", "qonnx"]))
+    bits = {"float": int(rng.choice([8, 8, 8, 7, 6, 5, 4, 3, 2])), "qdq": 8, "qonnx": int(rng.integers(2, 9))}[annotation]
+    program = "external" if rng.random() < 0.4 else "rom"
+    if program == "external" and profile == "ci":  # one Verilator build of the shipped top serves them all
+        target = TargetSpec(builtin="systolic8x8")
+    else:
+        target = _target(rng, prof)
+    return ModelSpec(seed=seed, shape=shape, layers=tuple(layers), annotation=annotation, bits=bits,
+                     qonnx_domain=str(rng.choice(["", QONNX_DOMAIN])), target=target, program=program,
+                     samples=int(rng.integers(8, 17)), input_scale=float(rng.choice([0.5, 1.0, 2.0, 10.0])))
+
+
+def _channels(rng, top: int) -> int:
+    if rng.random() < 0.4:
+        odd = [c for c in ODD_CHANNELS if c <= top]
+        return int(rng.choice(odd))
+    return int(rng.integers(1, top + 1))
+
+
+def _side(rng, top: int) -> int:
+    return int(rng.integers(1, top + 1)) if rng.random() < 0.2 else int(rng.integers(min(4, top), top + 1))
+
+
+def _activation(rng) -> str:
+    """ReLU most often, as in real CNNs; PRelu rarely, since hlsgen quantizes it nowhere yet (exit 8)."""
+    if rng.random() < 0.35:
+        return "relu"
+    choice = str(rng.choice(ACTIVATIONS))
+    return "leakyrelu" if choice == "prelu" and rng.random() < 0.7 else choice
+
+
+def _layer(rng, prof: Profile, shape: tuple[int, ...]) -> LayerSpec | None:
+    if len(shape) == 1:
+        kind = str(rng.choice(["dense", "dense", "dense", "act"]))
+    else:
+        kinds = list(MAP_KINDS)
+        weights = np.array([5, 1.5, 0.4, 0.6, 1, 0.25, 0.8, 0.4, 1.0])
+        kind = str(rng.choice(kinds, p=weights / weights.sum()))
+    return getattr(_Draw, kind)(rng, prof, shape)
+
+
+def _pointwise(rng, prof: Profile, shape) -> LayerSpec:
+    if len(shape) == 1:
+        return LayerSpec("dense", {"out": _channels(rng, prof.features), "bias": True, "bn": False, "act": "none",
+                                   "matmul": False})
+    return LayerSpec("conv", _conv_params(rng, prof, shape, k=[1, 1], stride=[1, 1], dil=[1, 1], pads=[0, 0, 0, 0]))
+
+
+def _conv_params(rng, prof: Profile, shape, k=None, stride=None, dil=None, pads=None, out=None, groups=None) -> dict:
+    cin, h, w = shape
+    if k is None:
+        kh = int(rng.integers(1, prof.kernel + 1))
+        k = [kh, kh] if rng.random() < 0.7 else [kh, int(rng.integers(1, prof.kernel + 1))]
+    if dil is None:
+        dil = [1, 1] if rng.random() < 0.8 else [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+    if stride is None:
+        stride = [1, 1] if rng.random() < 0.5 else [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+    if pads is None:
+        form = rng.random()
+        if form < 0.35:
+            pads = [0, 0, 0, 0]
+        elif form < 0.7:
+            pads = [dil[0] * (k[0] - 1) // 2, dil[1] * (k[1] - 1) // 2, dil[0] * (k[0] - 1) // 2, dil[1] * (k[1] - 1) // 2]
+        else:
+            pads = [int(rng.integers(0, k[i % 2])) for i in range(4)]
+    if groups is None:
+        form = rng.random()
+        divisors = [g for g in range(2, cin + 1) if cin % g == 0]
+        if form < 0.2:
+            groups = "depthwise"
+        elif form < 0.35 and divisors:
+            groups = int(rng.choice(divisors))
+        else:
+            groups = 1
+    params = {"k": k, "stride": stride, "dil": dil, "pads": pads, "groups": groups, "bias": bool(rng.random() < 0.8),
+              "bn": bool(rng.random() < 0.4), "act": _activation(rng)}
+    if groups == "depthwise":
+        params["multiplier"] = 1 if rng.random() < 0.8 else 2
+    else:
+        cout = out or _channels(rng, prof.channels)
+        params["out"] = cout if groups == 1 else groups * max(1, cout // groups)
+    return params
+
+
+class _Draw:
+    """One drawer per layer kind: parameters that fit the input shape, or a layer layer_shape refuses (then
+    the generator draws again)."""
+
+    @staticmethod
+    def conv(rng, prof, shape):
+        return LayerSpec("conv", _conv_params(rng, prof, shape))
+
+    @staticmethod
+    def pool(rng, prof, shape):
+        _, h, w = shape
+        op = str(rng.choice(["max", "avg"]))
+        kh = int(rng.integers(1, min(h, 7) + 1))
+        k = [kh, kh] if rng.random() < 0.7 else [kh, int(rng.integers(1, min(w, 7) + 1))]
+        stride = [int(rng.integers(1, k[0] + 1)), int(rng.integers(1, k[1] + 1))] if rng.random() < 0.5 else list(k)
+        pads = [0, 0, 0, 0] if rng.random() < 0.5 else [int(rng.integers(0, k[i % 2])) for i in range(4)]
+        return LayerSpec("pool", {"op": op, "k": k, "stride": stride, "pads": pads, "ceil": bool(rng.random() < 0.25),
+                                  "include_pad": bool(rng.random() < 0.5),
+                                  "dil": 1 if op == "avg" or rng.random() < 0.8 else 2})
+
+    @staticmethod
+    def gpool(rng, prof, shape):
+        return LayerSpec("gpool", {"op": str(rng.choice(["max", "avg"]))})
+
+    @staticmethod
+    def act(rng, prof, shape):
+        return LayerSpec("act", {"act": str(rng.choice(ACTIVATIONS[1:]))})
+
+    @staticmethod
+    def residual(rng, prof, shape):
+        k = int(rng.choice([1, 3, 5]))
+        d = 1 if rng.random() < 0.8 else 2
+        half = d * (k - 1) // 2
+        groups = "depthwise" if rng.random() < 0.3 else 1
+        conv = _conv_params(rng, prof, shape, k=[k, k], stride=[1, 1], dil=[d, d], pads=[half] * 4, out=shape[0],
+                            groups=groups)
+        if groups == "depthwise":
+            conv["multiplier"] = 1
+        return LayerSpec("residual", {"conv": conv, "skip_first": bool(rng.random() < 0.5), "post": _activation(rng)})
+
+    @staticmethod
+    def const(rng, prof, shape):
+        return LayerSpec("const", {"op": str(rng.choice(["Add", "Mul", "Sub", "Div"])),
+                                   "per_channel": bool(rng.random() < 0.7)})
+
+    @staticmethod
+    def concat(rng, prof, shape):
+        axis = 1 if rng.random() < 0.7 else int(rng.choice([2, 3]))
+        a = _conv_params(rng, prof, shape, k=[1, 1], stride=[1, 1], dil=[1, 1], pads=[0, 0, 0, 0], groups=1)
+        k = int(rng.choice([1, 3, 5]))
+        b = _conv_params(rng, prof, shape, k=[k, k], stride=[1, 1], dil=[1, 1], pads=[k // 2] * 4, groups=1,
+                         out=a["out"] if axis != 1 else None)
+        return LayerSpec("concat", {"a": a, "b": b, "axis": axis})
+
+    @staticmethod
+    def pad(rng, prof, shape):
+        pads = [int(rng.integers(0, 4)) for _ in range(4)]
+        if not any(pads):
+            pads[int(rng.integers(0, 4))] = 1
+        return LayerSpec("pad", {"pads": pads})
+
+    @staticmethod
+    def flatten(rng, prof, shape):
+        return LayerSpec("flatten", {"reshape": bool(rng.random() < 0.5)})
+
+    @staticmethod
+    def dense(rng, prof, shape):
+        return LayerSpec("dense", {"out": _channels(rng, prof.features), "bias": bool(rng.random() < 0.85),
+                                   "bn": bool(rng.random() < 0.2), "act": _activation(rng),
+                                   "matmul": bool(rng.random() < 0.3)})
+
+
+def _target(rng, prof: Profile) -> TargetSpec:
+    if rng.random() < 0.5:
+        return TargetSpec(builtin=str(rng.choice(BUILTIN_TARGETS)))
+    side = int(rng.choice(prof.sides))
+    data_bits = int(rng.choice([32, 64, 128]))
+    return TargetSpec(builtin=None, side=side, input_kib=int(rng.choice([16, 32, 64, 128, 256])), input_banks=side,
+                      weight_kib=int(rng.choice([16, 32, 64, 128])), weight_banks=side,
+                      accumulator_kib=int(rng.choice([8, 16, 32, 64])), accumulator_banks=side, data_bits=data_bits,
+                      bytes_per_cycle=float(rng.choice([0.5, 0.75, 1.0])) * data_bits / 8,
+                      read_latency=int(rng.integers(5, 101)))

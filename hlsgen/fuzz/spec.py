@@ -1,0 +1,208 @@
+"""A random model as plain data: layers, input shape, quantization annotation, bits and target. The fuzzer
+generates, runs and shrinks these specs, never raw ONNX, so every candidate is a valid model by construction
+(`ModelSpec.shapes()` is None for the few shrink steps that would not be)."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field, replace
+
+import numpy as np
+import yaml
+
+ANNOTATIONS = ("float", "qdq", "qonnx")
+ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid", "hardsigmoid", "hardswish", "elu",
+               "selu")
+# the layer kinds that take a feature map (C, H, W); "dense" and "act" take a vector (F,)
+MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
+
+
+@dataclass(frozen=True)
+class LayerSpec:
+    kind: str
+    params: dict = field(default_factory=dict)
+
+    def __getitem__(self, key: str):
+        return self.params[key]
+
+    def get(self, key: str, default=None):
+        return self.params.get(key, default)
+
+    def with_params(self, **changes) -> LayerSpec:
+        return LayerSpec(self.kind, {**self.params, **changes})
+
+
+@dataclass(frozen=True)
+class TargetSpec:
+    """A target file hlsgen.hw.load_target accepts, valid by construction (a square power-of-two array, as the
+    RTL needs); `builtin` names a shipped target instead."""
+
+    builtin: str | None = "systolic8x8"
+    side: int = 8
+    input_kib: int = 64
+    input_banks: int = 8
+    weight_kib: int = 64
+    weight_banks: int = 8
+    accumulator_kib: int = 16
+    accumulator_banks: int = 8
+    data_bits: int = 64
+    bytes_per_cycle: float = 6.0
+    read_latency: int = 40
+
+    @property
+    def name(self) -> str:
+        return self.builtin or f"fuzz{self.side}x{self.side}"
+
+    def to_yaml(self) -> str:
+        assert self.builtin is None
+        buffer = lambda kib, banks: {"kib": kib, "banks": banks}  # noqa: E731
+        return yaml.safe_dump({
+            "name": self.name, "description": f"a random {self.side}x{self.side} target (hlsgen fuzz)",
+            "array": {"rows": self.side, "cols": self.side, "dataflow": "weight_stationary"},
+            "widths": {"operand_bits": 8, "accumulator_bits": 32},
+            "buffers": {"input": buffer(self.input_kib, self.input_banks),
+                        "weight": buffer(self.weight_kib, self.weight_banks),
+                        "accumulator": buffer(self.accumulator_kib, self.accumulator_banks)},
+            "clock_mhz": 200,
+            # a device large enough that the budget never decides: the fuzzer looks for wrong results
+            "device": {"part": "xczu9eg-ffvb1156-2-e", "dsp": 2520, "bram_18k": 1824, "lut": 274080, "ff": 548160},
+            "external_memory": {"data_bits": self.data_bits, "bytes_per_cycle": self.bytes_per_cycle,
+                                "read_latency": self.read_latency},
+        }, sort_keys=False)
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    seed: int
+    shape: tuple[int, int, int]  # C, H, W of the input
+    layers: tuple[LayerSpec, ...]
+    annotation: str = "float"  # float, qdq (QuantizeLinear/DequantizeLinear) or qonnx (Quant)
+    bits: int = 8  # qonnx: every Quant's width; float: --bits; qdq: 8
+    qonnx_domain: str = ""  # "" (as Brevitas/FINN export) or qonnx.custom_op.general
+    target: TargetSpec = TargetSpec()
+    program: str = "rom"  # --program
+    samples: int = 8  # calibration samples
+    input_scale: float = 1.0
+
+    def shapes(self) -> list[tuple[int, ...]] | None:
+        """The shape after every layer (input first), or None when a layer does not fit its input."""
+        shapes = [tuple(self.shape)]
+        for layer in self.layers:
+            out = layer_shape(layer, shapes[-1])
+            if out is None or min(out) < 1:
+                return None
+            shapes.append(out)
+        return shapes
+
+    def macs(self) -> int:
+        shapes = self.shapes() or []
+        return sum(layer_macs(layer, a, b) for layer, a, b in zip(self.layers, shapes, shapes[1:]))
+
+    def to_onnx(self):
+        from .onnx_model import spec_to_onnx  # the ONNX side is its own module
+        return spec_to_onnx(self)
+
+    def float_twin(self) -> ModelSpec:
+        return replace(self, annotation="float")
+
+    def calibration(self) -> np.ndarray:
+        """Float32 input samples: smooth random images plus noise, so pools and convolutions see structure."""
+        rng = np.random.default_rng([self.seed, 1])
+        c, h, w = self.shape
+        base = rng.standard_normal((self.samples, c, 1, 1)) + rng.standard_normal((self.samples, c, h, w))
+        return (base * self.input_scale).astype(np.float32)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=1, sort_keys=True)
+
+    @staticmethod
+    def from_json(text: str) -> ModelSpec:
+        data = json.loads(text)
+        data["shape"] = tuple(data["shape"])
+        data["layers"] = tuple(LayerSpec(layer["kind"], layer["params"]) for layer in data["layers"])
+        data["target"] = TargetSpec(**data["target"])
+        return ModelSpec(**data)
+
+
+def conv_out(size: int, k: int, s: int, d: int, before: int, after: int, ceil: bool = False) -> int:
+    span = size + before + after - d * (k - 1) - 1
+    if span < 0:
+        return 0
+    return (-(-span // s) if ceil else span // s) + 1
+
+
+def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    kind = layer.kind
+    if kind in ("act", "const"):
+        return shape
+    if kind == "dense":
+        return (layer["out"],) if len(shape) == 1 else None
+    if len(shape) != 3:
+        return None
+    c, h, w = shape
+    if kind == "flatten":
+        return (c * h * w,)
+    if kind == "gpool":
+        return (c, 1, 1)
+    if kind == "pad":
+        t, l, b, r = layer["pads"]
+        return (c, h + t + b, w + l + r)
+    if kind == "residual":
+        return shape if _conv_fits(layer["conv"], c) and _conv_shape(layer["conv"], shape) == shape else None
+    if kind == "concat":
+        a, b = _conv_shape(layer["a"], shape), _conv_shape(layer["b"], shape)
+        if a is None or b is None or not (_conv_fits(layer["a"], c) and _conv_fits(layer["b"], c)):
+            return None
+        axis = layer["axis"]
+        if any(x != y for i, (x, y) in enumerate(zip(a, b)) if i != axis - 1):
+            return None
+        return tuple(x + y if i == axis - 1 else x for i, (x, y) in enumerate(zip(a, b)))
+    if kind == "conv":
+        return _conv_shape(layer.params, shape) if _conv_fits(layer.params, c) else None
+    if kind == "pool":
+        return _pool_shape(layer.params, shape)
+    raise ValueError(f"unknown layer kind {kind!r}")
+
+
+def conv_groups(params: dict, cin: int) -> int:
+    return cin if params["groups"] == "depthwise" else params["groups"]
+
+
+def conv_channels(params: dict, cin: int) -> int:
+    return cin * params["multiplier"] if params["groups"] == "depthwise" else params["out"]
+
+
+def _conv_fits(params: dict, cin: int) -> bool:
+    g = conv_groups(params, cin)
+    return g >= 1 and cin % g == 0 and conv_channels(params, cin) % g == 0
+
+
+def _conv_shape(params: dict, shape) -> tuple[int, int, int] | None:
+    c, h, w = shape
+    (kh, kw), (sh, sw), (dh, dw), (t, l, b, r) = params["k"], params["stride"], params["dil"], params["pads"]
+    return (conv_channels(params, c), conv_out(h, kh, sh, dh, t, b), conv_out(w, kw, sw, dw, l, r))
+
+
+def _pool_shape(params: dict, shape) -> tuple[int, int, int] | None:
+    c, h, w = shape
+    (kh, kw), (sh, sw), (t, l, b, r) = params["k"], params["stride"], params["pads"]
+    d = params.get("dil", 1)
+    if max(t, b) >= kh or max(l, r) >= kw:  # ONNX: a pad must be smaller than the window
+        return None
+    ceil = params.get("ceil", False)
+    oh, ow = conv_out(h, kh, sh, d, t, b, ceil), conv_out(w, kw, sw, d, l, r, ceil)
+    if ceil and ((oh - 1) * sh >= h + t or (ow - 1) * sw >= w + l):  # a last window wholly in the padding
+        return None
+    return (c, oh, ow)
+
+
+def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]) -> int:
+    if layer.kind == "dense":
+        return before[0] * after[0]
+    convs = {"conv": [layer.params], "residual": [layer.get("conv")], "concat": [layer.get("a"), layer.get("b")]}
+    total = 0
+    for params in convs.get(layer.kind, []):
+        c = before[0]
+        out = _conv_shape(params, before)
+        total += math.prod(out) * (c // conv_groups(params, c)) * params["k"][0] * params["k"][1]
+    return total
