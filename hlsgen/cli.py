@@ -4,6 +4,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -290,7 +291,10 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
 
 @cli.command(short_help="Differential fuzzing: random models through float, C-sim and RTL checks.")
 @click.option("--seed", type=int, default=0, show_default=True, help="The first model's seed (models seed..seed+N-1).")
-@click.option("--count", type=click.IntRange(min=1), default=100, show_default=True, help="How many random models.")
+@click.option("--count", type=click.IntRange(min=0), default=100, show_default=True, help="How many random models.")
+@click.option("--mutants", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also run this many mutated input files (ONNX, calibration, target, config) through the CLI: "
+                   "each must end in its category's exit code and one line.")
 @click.option("--profile", type=click.Choice(["ci", "long"]), default="ci", show_default=True,
               help="ci: small models (a few seconds each); long: the full ranges (kernels to 11, channels and "
                    "sides to 300).")
@@ -308,7 +312,7 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
               "headers (compiles ~7x faster) instead of the vendor's.")
 @click.option("--replay", default=None, metavar="SPEC.json", help="Check the one model a reproducer's spec.json "
               "describes and print its outcome.")
-def fuzz(seed, count, profile, rtl, rtl_every, target, jobs, timeout, out_dir, portable, replay) -> None:
+def fuzz(seed, count, mutants, profile, rtl, rtl_every, target, jobs, timeout, out_dir, portable, replay) -> None:
     """Generate random valid CNNs and check each: hlsgen's float reference against onnxruntime (1e-4), then
     `hlsgen build --verify csim` (and rtl): integer reference, C-sim and RTL bit for bit. A failure is shrunk
     to a small model saved with its inputs, target and the command that replays it. Exits 0 only when no
@@ -336,14 +340,8 @@ def fuzz(seed, count, profile, rtl, rtl_every, target, jobs, timeout, out_dir, p
 
     summary = fuzz_models(seed, count, profile, 1 if rtl else rtl_every, target, jobs, Path(out_dir), timeout,
                           progress=progress, portable=portable)
-    table = Table(title=f"hlsgen fuzz: seeds {seed}..{seed + count - 1}, profile {profile}", title_justify="left")
-    table.add_column("outcome")
-    table.add_column("models", justify="right")
-    table.add_column("seeds")
-    for outcome, number in summary.counts().items():
-        seeds = [r.seed for r in summary.results if r.outcome == outcome]
-        table.add_row(outcome, str(number), "" if outcome == "ok" else " ".join(map(str, seeds)))
-    out.print(table)
+    if count:
+        out.print(_fuzz_table(summary, f"hlsgen fuzz: seeds {seed}..{seed + count - 1}, profile {profile}"))
     for reason, seeds in summary.rejects():
         out.print(f"rejected x{len(seeds)}: {reason} (seeds {' '.join(map(str, seeds[:10]))}"
                   f"{' ...' if len(seeds) > 10 else ''})")
@@ -351,10 +349,36 @@ def fuzz(seed, count, profile, rtl, rtl_every, target, jobs, timeout, out_dir, p
         out.print(f"[red]{failure.result.outcome}[/] seed {failure.result.seed}: {failure.result.message}")
         out.print(f"  shrunk to {failure.folder} ({failure.shrunk.outcome}: {failure.shrunk.message}); "
                   f"replay: sh {failure.folder / 'replay.sh'}")
-    if not summary.clean:
+    bad_inputs = _fuzz_inputs(seed, mutants, jobs, Path(out_dir)) if mutants else 0
+    if not summary.clean or bad_inputs:
         counts = summary.counts()
-        raise MismatchError(f"{counts['mismatch']} mismatch(es) and {counts['crash']} crash(es) in {count} models; "
-                            f"reproducers in {out_dir}/")
+        raise MismatchError(f"{counts['mismatch']} mismatch(es) and {counts['crash']} crash(es) in {count} models, "
+                            f"{bad_inputs} failing of {mutants} mutated inputs; reproducers in {out_dir}/")
+
+
+def _fuzz_table(summary, title: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("outcome")
+    table.add_column("models", justify="right")
+    table.add_column("seeds")
+    for outcome, number in summary.counts().items():
+        seeds = [r.seed for r in summary.results if r.outcome == outcome]
+        table.add_row(outcome, str(number), "" if outcome == "ok" else " ".join(map(str, seeds)))
+    return table
+
+
+def _fuzz_inputs(seed: int, count: int, jobs: int, out_dir: Path) -> int:
+    """`count` mutated inputs (hlsgen.fuzz.inputs); their failures' reproducers are copied to OUT_DIR/inputs/."""
+    from .fuzz.inputs import fuzz_inputs
+
+    with tempfile.TemporaryDirectory(prefix="hlsgen-fuzz-inputs-") as work:
+        summary = fuzz_inputs(seed, count, Path(work), jobs)
+        kept = []
+        for folder in summary.failures:
+            kept.append(out_dir / "inputs" / Path(folder).name)
+            shutil.copytree(folder, kept[-1], dirs_exist_ok=True)
+    out.print(summary.format().replace(str(work), str(out_dir / "inputs")))
+    return len(kept)
 
 
 def _warn_out_of_range(lines: list[str]) -> None:
