@@ -15,3 +15,17 @@ def require_file(path: str | os.PathLike, what: str = "file") -> Path:
     if not p.is_file():
         raise PathError(f"{p}: no such {what}")
     return p
+
+
+def replace_text(path: Path, text: str) -> None:
+    """Write `path` whole or not at all: `hlsgen csim/sim/report` rewrite files of a finished build, which a
+    full disk or a kill must not leave truncated (write_text truncates first). The text goes to a new file
+    beside it that then replaces it in one rename."""
+    path = Path(path)
+    spare = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        spare.write_text(text)
+        os.replace(spare, path)
+    except OSError as exc:  # the error names the user's file, not the spare one
+        spare.unlink(missing_ok=True)
+        raise OSError(exc.errno, exc.strerror, str(path)) from None

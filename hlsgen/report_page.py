@@ -9,6 +9,7 @@ from markupsafe import Markup
 
 from . import __version__
 from .errors import PathError
+from .paths import replace_text
 from .svg import bar_chart, graph_drawing
 from .templating import make_environment, render_with
 
@@ -188,7 +189,7 @@ def write_report_page(out: Path) -> Path:
     html = render_with(make_environment("report", autoescape=True), "report", "report.html.j2",
                        **page_context(Path(out)))
     path = Path(out) / "report.html"
-    path.write_text(html)
+    replace_text(path, html)
     return path
 
 
@@ -206,5 +207,5 @@ def record_verification(out: Path, check: str, passed: bool, details: str) -> No
     path = Path(out) / "report.json"
     report = json.loads(path.read_text()) if path.is_file() else {}
     report.setdefault("verification", {})[check] = {"passed": passed, "details": details}
-    path.write_text(json.dumps(report, indent=1) + "\n")
+    replace_text(path, json.dumps(report, indent=1) + "\n")
     write_report_page(Path(out))

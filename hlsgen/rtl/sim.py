@@ -23,6 +23,7 @@ from ..hw import load_target, report_json
 from ..hw.cycles import utilization
 from ..hw.program_io import read_program
 from ..npz_io import read_npz
+from ..paths import replace_text
 from ..progress import Step, silent
 from .cocotb_model import DRAM_VAR, FMAP_VAR, PROGRAM_VAR, WEIGHTS_VAR
 from .fmap_dma import image_bytes, input_words
@@ -238,7 +239,7 @@ def _record(path: Path, result: SimResult, program, mapping) -> None:
     }
     if result.load_cycles is not None:
         total["rtl_simulation"]["program_load_cycles"] = result.load_cycles
-    path.write_text(json.dumps(report, indent=1) + "\n")
+    replace_text(path, json.dumps(report, indent=1) + "\n")
 
 
 def sim_build_dir() -> Path | None:

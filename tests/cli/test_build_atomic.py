@@ -279,3 +279,27 @@ def test_a_full_disk_under_gxx_is_a_path_error_not_a_bug(tmp_path):
     assert_one_line_error(err, "g++ could not write its files", "No space left on device")
     assert _files(out) == previous
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "tmp"]
+
+
+def test_csim_on_a_full_disk_leaves_the_builds_report_whole(tmp_path):
+    """`hlsgen csim OUT` records its verdict in OUT/report.json and report.html, each replaced whole or not at
+    all (a rewrite in place truncates first: a kill or a full disk midway left an empty or cut file, a build
+    `hlsgen report` could not read). A full disk: exit 6, one line naming the file, OUT byte-identical."""
+    assert main([*DIGITS, "-o", str(tmp_path / "ref")]) == 0
+    with _small_disk(tmp_path / "disk", "1400k") as disk:
+        out = disk / "out"
+        shutil.copytree(tmp_path / "ref", out)
+        _fill(disk / "filler")
+        code, err = _run("csim", str(out), "-q")
+        assert code == PathError.exit_code, err
+        assert_one_line_error(err, "No space left on device", str(out / "report.json"))
+        assert _files(out) == _files(tmp_path / "ref")
+        assert sorted(p.name for p in disk.iterdir()) == ["filler", "out"]
+
+
+def _fill(path: Path) -> None:
+    with open(path, "wb") as file:
+        with contextlib.suppress(OSError):
+            while True:
+                file.write(bytes(1 << 16))
+                file.flush()
