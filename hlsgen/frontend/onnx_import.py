@@ -89,6 +89,10 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
         raise ModelFileError(f"{p}: not a readable ONNX model ({type(exc).__name__}); is the file truncated?") from None
     if not model.graph.node and not model.graph.output:
         raise ModelFileError(f"{p}: not an ONNX model (no graph found)")
+    _check_text(model, p)
+    if not model.opset_import:  # ONNX requires one; a file cut right after its graph parses without it
+        raise ModelFileError(f"{p}: the model imports no opset at all, which no exporter writes; is the file "
+                             "truncated?")
     _default_opset(model)  # an opset outside the supported range is reported before ONNX's own checks
     try:
         with _qonnx_ops_in_own_domain(model):
@@ -98,6 +102,31 @@ def load_onnx_proto(path: str | os.PathLike) -> onnx.ModelProto:
         raise ModelFileError(f"{p}: ONNX's checker rejects the model: {first_line(exc)}; "
                              "fix the exporter or re-export the model") from None
     return model
+
+
+def _check_text(model: onnx.ModelProto, p: Path) -> None:
+    """Every name, op type, domain and string attribute is UTF-8 text. Protobuf hands a string field that is
+    not as bytes (a flipped bit in a name does it), which nothing downstream expects."""
+    g = model.graph
+    values = [*g.input, *g.output, *g.value_info]
+    texts = [g.name, *(o.domain for o in model.opset_import), *(v.name for v in values),
+             *(t.name for t in g.initializer)]
+    for node in g.node:
+        texts += [node.name, node.op_type, node.domain, *node.input, *node.output]
+        texts += [a.name for a in node.attribute] + [a.s for a in node.attribute] + [s for a in node.attribute
+                                                                                    for s in a.strings]
+    bad = next((t for t in texts if isinstance(t, bytes) and not _is_utf8(t)), None)
+    if bad is not None:
+        raise ModelFileError(f"{p}: the graph holds a name or string that is not UTF-8 text ({bad[:40]!r}); "
+                             "is the file corrupt?")
+
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _default_domain_qonnx(model: onnx.ModelProto) -> list[onnx.NodeProto]:

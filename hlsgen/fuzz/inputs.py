@@ -164,6 +164,9 @@ def _judge(case: Case, code: int, stderr: str, folder: Path, good_digest: str) -
         return "multi-line", f"exit {code}: stderr {stderr[-300:]!r}"
     if code == 0 and errors:
         return "multi-line", f"exit 0 with an error line: {first}"
+    missing = [m for m in case.mutant.mention if code == case.mutant.category and m not in first]
+    if missing:
+        return "wrong-code", f"exit {code} without naming {missing}: {first}"
     leftover = _leftover(case, code, folder, good_digest)
     if leftover:
         return "leftover", f"exit {code}: {leftover}"

@@ -16,12 +16,14 @@ CONFIG, FIT, MODEL_FILE, UNSUPPORTED, TARGET, DATA = (UsageError.exit_code, Mapp
 class Mutant:
     """`data`, the mutated file's bytes; `category`, the exit code of the error it is meant to produce;
     `also`, other codes that are right answers too (0 when the mutation may leave the file valid);
-    `what`, the mutation in words (for the reproducer)."""
+    `what`, the mutation in words (for the reproducer); `mention`, what the error line must name when the
+    answer is `category` (an unsupported node: its name and op, as the file spells them)."""
 
     data: bytes
     category: int
     what: str
     also: frozenset[int] = frozenset()
+    mention: tuple[str, ...] = ()
 
     @property
     def allowed(self) -> frozenset[int]:

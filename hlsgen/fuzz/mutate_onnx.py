@@ -19,10 +19,11 @@ def _pick(rng: np.random.Generator, items):
 
 
 def truncate(rng: np.random.Generator, seed: SeedModel) -> Mutant:
-    """The file cut short anywhere (0 bytes included): not a readable model (7). A cut after the graph keeps a
-    parseable graph without its opset import, which is no valid model either (7)."""
+    """The file cut short anywhere (0 bytes included), a fifth of the time within its last 16 bytes, where the
+    opset import lies: not a readable model (7). A cut right after the graph keeps a parseable graph without
+    its opset import, which is no valid model either (7)."""
     data = seed.onnx_bytes
-    keep = int(rng.integers(0, len(data)))
+    keep = len(data) - int(rng.integers(1, 17)) if rng.random() < 0.2 else int(rng.integers(0, len(data)))
     return Mutant(data[:keep], MODEL_FILE, f"truncated to {keep} of {len(data)} bytes")
 
 
@@ -159,6 +160,8 @@ def wrong_opset(rng: np.random.Generator, seed: SeedModel) -> Mutant:
         node.domain = "com.example"
         model.opset_import.append(helper.make_opsetid("com.example", 1))
         what = f"node {node.name!r} in domain com.example"
+        return Mutant(model.SerializeToString(), UNSUPPORTED, what, frozenset({MODEL_FILE}),
+                      mention=(node.name, f"com.example.{node.op_type}"))
     return Mutant(model.SerializeToString(), UNSUPPORTED, what, frozenset({MODEL_FILE}))
 
 
@@ -183,8 +186,28 @@ def unsupported_op(rng: np.random.Generator, seed: SeedModel) -> Mutant:
     g.node.insert(index + 1, helper.make_node(op, [source], [f"{name}_out"], name=name))
     for node in g.node[index + 2:]:
         node.input[:] = [f"{name}_out" if i == source else i for i in node.input]
-    return Mutant(model.SerializeToString(), UNSUPPORTED, f"{op} node {name!r} after {g.node[index].name!r}")
+    return Mutant(model.SerializeToString(), UNSUPPORTED, f"{op} node {name!r} after {g.node[index].name!r}",
+                  mention=(name, op))
+
+
+def bad_text(rng: np.random.Generator, seed: SeedModel) -> Mutant:
+    """A byte of a node's name, op type or output name, or of a string attribute, made one that is no UTF-8
+    (protobuf then hands the field over as bytes): a corrupt file (7). The bytes are replaced where they first
+    occur in the file, which may be inside raw weight data or another field instead: then it acts as a bit
+    flip does (0, 3, 8, 10)."""
+    model = seed.proto
+    node = _pick(rng, model.graph.node)
+    if node.op_type in ("Conv", "MaxPool") and rng.random() < 0.3:
+        node.attribute.append(helper.make_attribute("auto_pad", "NOTSET"))  # a string attribute to break
+    texts = [t.encode() for t in (node.name, node.op_type, node.output[0])] + [a.s for a in node.attribute]
+    texts = [t for t in texts if len(t) >= 3] or [node.op_type.encode()]  # a short name hides in other fields
+    text = _pick(rng, texts)
+    at = int(rng.integers(len(text)))
+    broken = text[:at] + bytes([int(_pick(rng, (0x80, 0xB2, 0xC5, 0xFF)))]) + text[at + 1:]
+    data = model.SerializeToString()
+    return Mutant(data.replace(text, broken, 1), MODEL_FILE, f"{text!r} made {broken!r}",
+                  frozenset({0, FIT, UNSUPPORTED, DATA}))
 
 
 ONNX_MUTATORS = (truncate, bit_flip, wrong_dtype, drop_initializer, bad_dims, node_cycle, duplicate_names,
-                 external_data, wrong_opset, empty_graph, unsupported_op)
+                 external_data, wrong_opset, empty_graph, unsupported_op, bad_text)

@@ -124,6 +124,31 @@ def test_bad_model_file(capsys, case, content, code, fragment):
     assert_one_line_error(err, fragment)
 
 
+def test_a_model_cut_right_after_its_graph_is_a_truncated_file(capsys, case):
+    """The prefix without the opset import parses: it was exit 8 ("imports no default-domain opset")."""
+    model = TINY.proto
+    del model.opset_import[:]
+    cut = model.SerializeToString()
+    assert TINY.onnx_bytes.startswith(cut)
+    (case / "model.onnx").write_bytes(cut)
+    _build_fails(capsys, case, ModelFileError.exit_code, fragment="is the file truncated?")
+
+
+def _with_auto_pad(model):
+    model.graph.node[0].attribute.append(onnx.helper.make_attribute("auto_pad", "NOTSET"))
+
+
+@pytest.mark.parametrize("model, good, flipped", [
+    (TINY.onnx_bytes, b"conv2", b"conv\xb2"),  # a node name: TypeError concatenating it (bytes) to a suffix
+    (_model(_with_auto_pad), b"NOTSET", b"NOTS\xc5T"),  # a string attribute: UnicodeDecodeError
+])
+def test_a_flipped_bit_that_breaks_utf8_is_a_corrupt_file(capsys, case, model, good, flipped):
+    """Protobuf hands a string field that is not UTF-8 over as bytes."""
+    assert good in model
+    (case / "model.onnx").write_bytes(model.replace(good, flipped))
+    _build_fails(capsys, case, ModelFileError.exit_code, fragment="not UTF-8 text")
+
+
 def test_a_bit_flipped_npz_header_is_unreadable_data(capsys, case):
     """numpy's header parser raised tokenize.TokenError on a flipped bit of the header's dict."""
     good = bytearray(TINY.calib_bytes)
