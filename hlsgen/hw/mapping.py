@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from ..errors import MappingError
+from ..errors import MappingError, UnsupportedModelError
 from ..ir import Graph, Node
 from . import cycles as cyc
 from .groups import groups_per_chunk
@@ -420,6 +420,7 @@ class _Layer:
             tiles = VectorTiles(self.C, count, 1, math.ceil(count / self.C))
             unit, kind, cycles, extra, macs, wbytes = VECTOR, "copy", self._copy_cycles(count), (), 0, 0
         elif op == "Reshape":
+            self._check_reshape_readers()
             unit, kind, tiles, cycles, extra, macs, wbytes = NONE, "reshape", None, 0, (), 0, 0
         else:
             self.fail("no hardware unit implements this op")
@@ -429,6 +430,17 @@ class _Layer:
                         macs, cycles, tiles, (activation, *extra), wbytes, self.node.attrs, tuple(live), bits,
                         tuple(tuple(self.graph.shape(t)) for t in inputs), (self.node.name,),
                         acc_bits=self.node.attrs.acc_bits if unit == ARRAY else 0)
+
+    def _check_reshape_readers(self) -> None:
+        """A Reshape moves nothing: its output is its input's map, as it is laid out in the activation memory
+        (channel blocks of pixels). Only a Dense reads that as the flattened vector; any other reader of a
+        map of several pixels whose channels the Reshape changes would read the elements in the wrong places."""
+        channels, height, width = map_shape(self.graph.shape(self._stored(self.x)))
+        same_layout = map_shape(self.graph.shape(self.node.outputs[0]))[0] == channels  # pixels only regrouped
+        readers = sorted({r.op for r in self.graph.consumers(self.node.outputs[0]) if r.op != "QDense"})
+        if height * width > 1 and readers and not same_layout:
+            raise UnsupportedModelError(f"{self.graph.describe(self.node.name)}: the accelerator reads a flattened "
+                                        f"map only into a Dense layer, not into {', '.join(readers)}")
 
     def _bits(self, tensor: str) -> int:
         return tensor_bits(self.graph, tensor)

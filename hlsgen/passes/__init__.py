@@ -12,7 +12,7 @@ from .dense import fuse_dense
 from .dynamic_quant import fold_dynamic_quantization
 from .global_pool import globalize_pools
 from .identities import remove_identities
-from .layout import cancel_transposes_reshapes, fold_transpose_into_dense, reshape_graph_inputs
+from .layout import activation_before_flatten, cancel_transposes_reshapes, fold_transpose_into_dense, reshape_graph_inputs
 from .maxpool_order import move_maxpool_before_activation
 from .pad import fold_pad
 from .pipeline import Pass, PassLog, graph_pass, run_pipeline
@@ -26,6 +26,7 @@ OPTIMIZE: list[Pass] = [
     fold_constants,
     remove_identities,
     cancel_transposes_reshapes,
+    activation_before_flatten,
     reshape_graph_inputs,
     eliminate_common_subexpressions,
     eliminate_dead_nodes,
@@ -51,6 +52,7 @@ __all__ = [
     "OPTIMIZE",
     "Pass",
     "PassLog",
+    "activation_before_flatten",
     "cancel_transposes_reshapes",
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",

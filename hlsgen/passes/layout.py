@@ -27,6 +27,39 @@ def cancel_transposes_reshapes(graph: Graph) -> bool:
     return changed
 
 
+# activations that map every element alone, with no per-channel parameter: they commute with a Reshape
+ELEMENTWISE_ACTIVATIONS = ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Elu", "Selu")
+
+
+@graph_pass
+def activation_before_flatten(graph: Graph) -> bool:
+    """Move an elementwise activation that reads a Reshape before the Reshape.
+
+    The accelerator keeps a map's layout through a Reshape (a Dense reads the map as it is), so the
+    activation then runs on the map, and a Flatten -> activation -> Dense chain leaves the Reshape where the
+    Dense absorbs it. A Reshape whose output carries its own quantization (a requantization) stays."""
+    changed = False
+    for name in list(graph.nodes):
+        node = graph.nodes.get(name)
+        if node is None or node.op not in ELEMENTWISE_ACTIVATIONS:
+            continue
+        reshape = graph.producer(node.inputs[0])
+        if reshape is None or reshape.op != "Reshape" or sole_consumer(graph, reshape.outputs[0]) is not node:
+            continue
+        source, flat, out = reshape.inputs[0], reshape.outputs[0], node.outputs[0]
+        if is_graph_output(graph, flat) or graph.quant.get(flat) != graph.quant.get(source):
+            continue
+        mapped = graph.fresh_name(f"{out}_map")
+        graph.tensors[mapped] = replace(graph.tensors[out], name=mapped, shape=graph.shape(source))
+        if out in graph.quant:
+            graph.quant[mapped] = graph.quant[out]
+        graph.remove_node(node.name)
+        graph.replace_node(reshape.name, node.with_(inputs=(source,) + node.inputs[1:], outputs=(mapped,)))
+        graph.add_node(reshape.with_(inputs=(mapped,), outputs=(out,)))
+        changed = True
+    return changed
+
+
 @graph_pass
 def fold_transpose_into_dense(graph: Graph) -> bool:
     """Fold a Transpose before a flattening Reshape into the rows of the Dense layers reading it.
