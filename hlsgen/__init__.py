@@ -6,7 +6,15 @@ import os
 for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 from .errors import HlsgenError
-from .model import Model, load_onnx
 
 __all__ = ["HlsgenError", "Model", "load_onnx"]
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str):
+    """`Model` and `load_onnx` load numpy, onnx and the compiler on first use, not with the package: the
+    console script starts behind its Ctrl-C guard (hlsgen.__main__) before any of that loads."""
+    if name in ("Model", "load_onnx"):
+        from . import model
+        return getattr(model, name)
+    raise AttributeError(f"module 'hlsgen' has no attribute {name!r}")

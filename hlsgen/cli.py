@@ -23,8 +23,8 @@ from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
 from .config import HLS_DESIGNS, PROGRAM_RESIDENCIES, load_config
-from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, TERMINATED_EXIT, USAGE_EXIT, HlsgenError,
-                     MismatchError, PathError, Terminated)
+from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, USAGE_EXIT,
+                     HlsgenError, MismatchError, PathError, Terminated)
 from .hls.verify import csim_build
 from .hw import builtin_targets, load_target
 from .model import Model, load_onnx
@@ -445,10 +445,10 @@ def main(argv: list[str] | None = None) -> int:
         cli.main(args=argv, prog_name="hlsgen", standalone_mode=False)
         return 0
     except (click.exceptions.Abort, KeyboardInterrupt):
-        err.print("interrupted: nothing was written")
+        err.print(STOPPED[INTERRUPTED_EXIT])
         return INTERRUPTED_EXIT
     except Terminated:
-        err.print("terminated: nothing was written")
+        err.print(STOPPED[TERMINATED_EXIT])
         return TERMINATED_EXIT
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "hlsgen"
@@ -475,21 +475,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def entry_point() -> None:
-    signal.signal(signal.SIGTERM, _terminate)
-    code = main()
-    if code in (INTERRUPTED_EXIT, TERMINATED_EXIT):
-        # The cleanup already ran (the staging folder is gone). Leave at once: CPython can still kill an
-        # interpreter that caught a Ctrl-C with SIGINT on its way out (its "unhandled KeyboardInterrupt"
-        # flag races, python/cpython#128130), which a caller sees as a signal death instead of 130.
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
-    sys.exit(code)
-
-
-def _terminate(signum, frame) -> None:
-    """SIGTERM's default would end the process at once, leaving its staging folder for the next build."""
-    raise Terminated()
+    """`python -m hlsgen.cli`, and the console script of installs made before it moved to hlsgen.__main__."""
+    from .__main__ import entry_point as guarded
+    guarded()
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ INTERRUPTED_EXIT = 130  # Ctrl-C (128 + SIGINT)
 TERMINATED_EXIT = 143  # SIGTERM (128 + 15): a job runner or `kill` stopping a build cleans up as Ctrl-C does
 
 
+STOPPED = {INTERRUPTED_EXIT: "interrupted: nothing was written", TERMINATED_EXIT: "terminated: nothing was written"}
+
+
 class Terminated(BaseException):
     """SIGTERM arrived: unwinds like KeyboardInterrupt (every cleanup runs), not caught as an error."""
 USAGE_EXIT = 2  # a bad option value or config file (click's usage errors use 2 as well)

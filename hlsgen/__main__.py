@@ -1,0 +1,44 @@
+"""The `hlsgen` command (and `python -m hlsgen`): the CLI behind a guard for Ctrl-C and SIGTERM.
+
+Loading the CLI takes a second or more (numpy, onnx, the compiler); a Ctrl-C in that time ended in Python's
+traceback of the import. Here it ends as during a build: one line, exit 130 (SIGTERM: 143)."""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+
+from .errors import INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, Terminated
+
+
+def entry_point() -> None:
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        from .cli import main
+        code = main()
+        _hold_signals()  # the outcome stands: a signal from here on would only end it in a traceback
+    except (KeyboardInterrupt, Terminated) as stop:  # while the CLI loads, or as main() returns
+        _hold_signals()
+        code = INTERRUPTED_EXIT if isinstance(stop, KeyboardInterrupt) else TERMINATED_EXIT
+        print(STOPPED[code], file=sys.stderr)
+    if code in STOPPED:
+        # The cleanup already ran (the staging folder is gone). Leave at once: CPython can still kill an
+        # interpreter that caught a Ctrl-C with SIGINT on its way out (its "unhandled KeyboardInterrupt"
+        # flag races, python/cpython#128130), which a caller sees as a signal death instead of 130.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    sys.exit(code)
+
+
+def _hold_signals() -> None:
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+
+
+def _terminate(signum, frame) -> None:
+    """SIGTERM's default would end the process at once, leaving its staging folder for the next build."""
+    raise Terminated()
+
+
+if __name__ == "__main__":
+    entry_point()
