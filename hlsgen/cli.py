@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -176,9 +177,9 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         _print_json(_build_summary(result))
         return
     for notice in result.notices:
-        console.print(f"notice: {notice}")
+        console.print(f"notice: {notice}", markup=False)
     for warning in result.warnings:
-        console.print(f"[yellow]warning:[/] {warning}")
+        console.print(f"[yellow]warning:[/] {escape(warning)}")
     if result.bits_table and not quiet:
         out_console.print(result.bits_table)
     if not quiet:
@@ -383,7 +384,7 @@ def _fuzz_inputs(seed: int, count: int, jobs: int, out_dir: Path) -> int:
 
 def _warn_out_of_range(lines: list[str]) -> None:
     for line in lines:
-        err.print(f"[yellow]warning:[/] {line}")
+        err.print(f"[yellow]warning:[/] {escape(line)}")
 
 
 def _warn_inputs_of(out: str, inputs_path: str | None, silent: bool) -> None:
@@ -420,7 +421,7 @@ def targets() -> None:
 def _load(path: str) -> Model:
     model = load_onnx(path)
     for notice in model.graph.notices:
-        err.print(f"notice: {notice}")
+        err.print(f"notice: {notice}", markup=False)
     return model
 
 
@@ -450,27 +451,30 @@ def main(argv: list[str] | None = None) -> int:
     except Terminated:
         err.print(STOPPED[TERMINATED_EXIT])
         return TERMINATED_EXIT
+    # markup=False: a message quotes paths and values ("[nan, inf]", "runs/[best]/m.onnx") that rich would
+    # otherwise take for style tags and drop
     except click.UsageError as exc:
         command = exc.ctx.command_path if exc.ctx else "hlsgen"
-        err.print(f"error: {exc.format_message()} (see `{command} --help`)", soft_wrap=True)
+        err.print(f"error: {exc.format_message()} (see `{command} --help`)", soft_wrap=True, markup=False)
         return USAGE_EXIT
     except click.ClickException as exc:
-        err.print(f"error: {exc.format_message()}", soft_wrap=True)
+        err.print(f"error: {exc.format_message()}", soft_wrap=True, markup=False)
         return USAGE_EXIT
     except HlsgenError as exc:
-        err.print(f"error: {exc}", soft_wrap=True)
+        err.print(f"error: {exc}", soft_wrap=True, markup=False)
         if "--json" in (sys.argv[1:] if argv is None else argv):  # CI reads the verdict from stdout too
             _print_json({"error": str(exc), "exit_code": exc.exit_code, "category": type(exc).__name__})
         return exc.exit_code
     except OSError as exc:  # the file system refused: permissions, a full disk, a read-only folder
         where = f": {exc.filename}" if exc.filename else ""
-        err.print(f"error: {exc.strerror or exc}{where}; check the path and its permissions", soft_wrap=True)
+        err.print(f"error: {exc.strerror or exc}{where}; check the path and its permissions", soft_wrap=True,
+                  markup=False)
         return PathError.exit_code
     except Exception as exc:  # a bug in hlsgen: say so without burying the user in a traceback
         if os.environ.get("HLSGEN_DEBUG"):
             traceback.print_exc()
         err.print(f"internal error: {type(exc).__name__}: {exc} (set HLSGEN_DEBUG=1 for a traceback, and please report it)",
-                  soft_wrap=True)
+                  soft_wrap=True, markup=False)
         return INTERNAL_ERROR_EXIT
 
 

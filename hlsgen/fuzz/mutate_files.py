@@ -262,9 +262,11 @@ def config_types(rng: np.random.Generator, config: dict) -> Mutant:
     path = _pick(rng, [p for p in _paths(data) if p != ("model",)])
     value = _wrong_value(rng, _get(data, path))
     _set(data, path, value)
-    # null is YAML's "not given": the option takes its default (0), and a build without calib has no data (10)
+    # null is YAML's "not given": the option takes its default (0), and a build without calib has no data (10);
+    # `verify` also takes a comma-separated string, and an empty one asks for no check (0)
+    valid = value is None or (path == ("verify",) and value == "")
     return Mutant(yaml_text(data).encode(), CONFIG, f"{'.'.join(map(str, path))} set to {value!r}",
-                  frozenset({0, DATA}) if value is None else frozenset())
+                  frozenset({0, DATA}) if valid else frozenset())
 
 
 def config_values(rng: np.random.Generator, config: dict) -> Mutant:

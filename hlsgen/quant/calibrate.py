@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..errors import DataError
 from ..ir import Graph
 from ..reference import run_graph
 from .params import TensorQuant
@@ -44,18 +45,32 @@ def collect_stats(graph: Graph, feeds: dict[str, np.ndarray]) -> dict[str, Tenso
     per_batch = -(-SAMPLE_CAP // len(starts))
     ranges: dict[str, tuple[float, float]] = {}
     kept: dict[str, list[np.ndarray]] = {}
+    nonfinite: set[str] = set()
     for start in starts:
         values = run_graph(graph, {k: v[start : start + batch] for k, v in feeds.items()}, keep_all=True)
         for name, value in values.items():
             if name in graph.constants:
                 continue
             flat = np.asarray(value, np.float32).ravel()
+            if not np.isfinite(flat).all():  # a NaN would slip through min() and max() below
+                nonfinite.add(name)
             lo, hi = ranges.get(name, (math.inf, -math.inf))
             ranges[name] = (min(lo, float(flat.min())), max(hi, float(flat.max())))
             kept.setdefault(name, []).append(_quantiles(flat[flat != 0], per_batch))
         del values
+    _check_finite(graph, nonfinite)
     return {name: TensorStats(*ranges[name], _quantiles(np.concatenate(chunks), SAMPLE_CAP))
             for name, chunks in kept.items()}
+
+
+def _check_finite(graph: Graph, nonfinite: set[str]) -> None:
+    """No grid holds an Inf or a NaN: name the first tensor (in graph order) the calibration drives there."""
+    for node in graph.topological():
+        for name in node.outputs:
+            if name in nonfinite:
+                raise DataError(f"calibration: tensor {name!r} (output of {node.name!r}, {node.op}) holds Inf or "
+                                "NaN on the calibration data, past float32; check the model's weights and the "
+                                "data's scale")
 
 
 def _quantiles(values: np.ndarray, count: int) -> np.ndarray:

@@ -196,3 +196,18 @@ def test_a_target_without_external_memory_builds(capsys, case):
                           "-o", "out", "-q")
     assert got == 0, err
     assert (case / "out" / "rtl").is_dir() and (case / "out" / "build.json").is_file()
+
+
+def test_error_messages_keep_brackets(capsys, tmp_path):
+    """rich took "[nan, nan]" in a message (and "[best]" in a path) for style tags and printed nothing there."""
+    missing = tmp_path / "[best]" / "model.onnx"
+    got, _, err = run_cli(capsys, "inspect", str(missing))
+    assert got == 6
+    assert_one_line_error(err, "[best]")
+
+
+def test_calibration_that_overflows_float32_inside_the_model(capsys, case):
+    """Found through a bit flip in the weights: an activation range of Inf (or NaN, which slipped through the
+    running min and max) made TensorQuant raise ValueError (70). Samples near float32's largest value do it too."""
+    (case / "calib.npz").write_bytes(npz_bytes({"x": TINY.calib["x"] * np.float32(3e38)}))
+    _build_fails(capsys, case, DataError.exit_code, fragment="holds Inf or NaN")
