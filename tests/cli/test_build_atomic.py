@@ -159,6 +159,19 @@ def test_without_an_exchange_the_old_build_is_moved_aside_then_removed(tmp_path)
         assert (Path(f"{staging}.old") / "a").read_text() == "old"  # the commit removes it
 
 
+def test_an_old_build_left_by_a_kill_after_the_exchange_is_removed_by_the_next(tmp_path):
+    """A kill between the exchange and the old build's removal leaves the old build under the staging name,
+    locked by nobody: OUT is already the new build, and the next build's clean-up removes the old."""
+    out = _folder(tmp_path / "out", "old")
+    staging = staging_for(out)
+    (staging.folder / "a").write_text("new")
+    swap(staging.folder, out)
+    os.close(staging.lock)  # the process dies here
+    assert (out / "a").read_text() == "new" and (staging.folder / "a").read_text() == "old"
+    assert remove_stale(out) == [staging.folder]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
+
+
 def test_a_dead_builds_staging_folder_goes_and_a_live_ones_stays(tmp_path):
     """remove_stale takes a staging folder's lock to learn its owner is dead; a held lock (a live build)
     keeps the folder. A new staging folder is locked from its creation."""
