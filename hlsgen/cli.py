@@ -325,7 +325,7 @@ def fuzz(seed, count, mutants, profile, rtl, rtl_every, target, jobs, timeout, o
     if replay is not None:
         spec = ModelSpec.from_json(Path(replay).read_text())
         with tempfile.TemporaryDirectory(prefix="hlsgen-replay-") as root:
-            result = run_all([(spec, rtl)], Path(root), 1, timeout)[0]
+            result = run_all([(spec, rtl)], Path(root), 1, timeout, portable=portable)[0]
         out.print(f"seed {spec.seed}: {result.outcome}{f' ({result.stage})' if result.stage else ''} {result.message}")
         if result.outcome in ("mismatch", "crash"):
             raise MismatchError(f"seed {spec.seed}: {result.outcome}: {result.message}")

@@ -1,0 +1,52 @@
+"""The runner's verdicts: ok, a clean rejection (with its message), a crash for a worker past its time limit,
+the same results for any number of workers, and the `hlsgen fuzz` command's summary and exit code."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hlsgen.cli import main
+from hlsgen.fuzz.generator import random_spec
+from hlsgen.fuzz.runner import float_error, run_all
+from hlsgen.fuzz.spec import LayerSpec, ModelSpec, TargetSpec
+
+CONV = {"k": [3, 3], "stride": [1, 1], "dil": [1, 1], "pads": [1, 1, 1, 1], "groups": 1, "bias": True, "bn": True,
+        "act": "relu", "out": 8}
+
+
+def tiny(**changes) -> ModelSpec:
+    return replace(ModelSpec(seed=7, shape=(3, 8, 8), layers=(LayerSpec("conv", CONV),)), **changes)
+
+
+def test_verdicts(tmp_path):
+    small_memory = TargetSpec(builtin=None, side=4, input_kib=1, input_banks=4, weight_kib=1, weight_banks=4,
+                              accumulator_kib=1, accumulator_banks=4)
+    wide = tiny(seed=8, shape=(3, 64, 64), target=small_memory, program="rom")
+    ok, rejected = run_all([(tiny(), False), (wide, False)], tmp_path, workers=2, timeout=120, portable=True)
+    assert (ok.outcome, ok.seed, ok.message) == ("ok", 7, "")
+    assert rejected.outcome == "rejected" and rejected.message.startswith("exit 3: "), rejected
+    (slow,) = run_all([(tiny(seed=9), False)], tmp_path, timeout=0.2)
+    assert (slow.outcome, slow.stage) == ("crash", "timeout")
+    assert not list(tmp_path.glob("model-*"))  # every model's folder is removed once judged
+
+
+def test_results_do_not_depend_on_workers(tmp_path):
+    chosen = [(random_spec(seed), False) for seed in (9, 11, 13)]
+    one = run_all(chosen, tmp_path / "one", workers=1, portable=True)
+    two = run_all(chosen, tmp_path / "two", workers=2, portable=True)
+    assert [(r.seed, r.outcome, r.message) for r in one] == [(r.seed, r.outcome, r.message) for r in two]
+
+
+def test_float_reference_matches_onnxruntime():
+    for seed in range(30):
+        assert float_error(random_spec(seed)) <= 1e-4
+
+
+def test_fuzz_command(tmp_path, capsys):
+    assert main(["fuzz", "--seed", "9", "--count", "2", "--jobs", "2", "--portable", "--out", str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "seeds 9..10" in printed and "mismatch" in printed
+    assert not list(tmp_path.iterdir())  # no failure, no reproducer
+    spec_file = tmp_path / "spec.json"
+    spec_file.write_text(tiny().to_json())
+    assert main(["fuzz", "--replay", str(spec_file), "--portable"]) == 0
+    assert "seed 7: ok" in capsys.readouterr().out
