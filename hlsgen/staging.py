@@ -61,9 +61,9 @@ def staging_for(out: Path) -> Staging:
             folder = Path(tempfile.mkdtemp(prefix=_prefix(out), dir=out.parent))
             lock = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
             # Blocking: a concurrent build's remove_stale may hold the lock for a moment, between mkdtemp and
-            # here, and remove the folder; then it is gone (no links) and a new one is made.
+            # here, and remove the folder; then its name is gone (or another's) and a new one is made.
             fcntl.flock(lock, fcntl.LOCK_EX)
-            if os.fstat(lock).st_nlink > 0:
+            if _names(folder, lock):
                 return Staging(folder, out, lock)
             os.close(lock)
     except OSError as exc:
@@ -83,7 +83,7 @@ def remove_stale(out: Path) -> list[Path]:
             continue
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            if os.lstat(folder).st_ino == os.fstat(lock).st_ino:
+            if _names(folder, lock):
                 shutil.rmtree(folder, ignore_errors=True)
                 removed.append(folder)
         except BlockingIOError:  # a live build's
@@ -121,6 +121,14 @@ def swap(staging: Path, out: Path, exchange=None) -> None:
         except FileNotFoundError:
             continue
     raise OSError(errno.EBUSY, "other builds keep replacing it", str(out))
+
+
+def _names(folder: Path, descriptor: int) -> bool:
+    """Whether the path `folder` still names the folder open as `descriptor`."""
+    try:
+        return os.lstat(folder).st_ino == os.fstat(descriptor).st_ino
+    except FileNotFoundError:
+        return False
 
 
 def _exchange(a: Path, b: Path) -> None:
