@@ -41,7 +41,8 @@ class Staging:
         try:
             swap(self.folder, self.out)
         except OSError as exc:
-            raise PathError(f"cannot create the build folder {self.out}: {exc.strerror or exc}; choose another -o") from None
+            raise PathError(f"cannot create the build folder {self.out}: {exc.strerror or exc}; "
+                            "choose another -o") from None
         shutil.rmtree(self.folder, ignore_errors=True)  # the old build, if there was one
         shutil.rmtree(f"{self.folder}.old", ignore_errors=True)  # or there, where the exchange is missing
 

@@ -194,9 +194,10 @@ def test_a_dead_builds_staging_folder_goes_and_a_live_ones_stays(tmp_path):
 
 
 def test_a_build_killed_at_any_point_leaves_the_previous_build_or_the_new(tmp_path, monkeypatch):
-    """A dozen SIGKILLs and SIGINTs at seeded random delays over a build with --verify csim (writing,
-    compiling, simulating, swapping): OUT is byte for byte the previous build or the new one; SIGINT
-    exits 130 and SIGTERM 143, each with one line; after the kills the next build leaves no staging folder beside OUT."""
+    """A dozen SIGKILLs, SIGINTs and SIGTERMs at seeded random delays over a build with --verify csim
+    (loading, writing, compiling, simulating, swapping): OUT is byte for byte the previous build or the new
+    one; SIGINT exits 130 and SIGTERM 143, each with one line; after the kills the next build leaves no
+    staging folder beside OUT."""
     new = [*DIGITS, "--bits", "6", "--verify", "csim"]
     monkeypatch.setenv("HLSGEN_CSIM_PORTABLE", "1")  # hlsgen's own ap_int headers: g++ takes half the time
     assert main([*DIGITS, "-o", str(tmp_path / "ref_prev")]) == 0
