@@ -40,11 +40,11 @@ from .quant.qdq_export import export_qdq
 from .quant.report import quality, quant_json
 from .quant.search_report import format_table
 from .report_page import record_verification, write_report_page
-from .staging import staging_for
 from .rtl.emit import write_build_rtl
 from .rtl.overlay import OverlayFitError
 from .rtl.program import compile_program
 from .rtl.sim import sim_build_dir, simulate
+from .staging import staging_for
 
 VERIFY_SAMPLES = 16
 
@@ -204,6 +204,7 @@ def _keep_logs(error: HlsgenError, staging: Path, logs: Path) -> None:
 
 
 def _write_error(exc: OSError, out: Path, staging: Path) -> PathError:
+    """The file system refused a write (full, over quota, read-only): name OUT, not its staging folder."""
     where = exc.filename if exc.filename and str(staging) not in str(exc.filename) else out
     reason = (exc.strerror or str(exc)).lower()
     return PathError(f"cannot write {where}: {reason}; {out} is left as it was (free space or choose another -o)")
