@@ -9,6 +9,7 @@ import io
 import multiprocessing
 import os
 import shutil
+import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -110,7 +111,10 @@ def _run_share(share) -> list[CaseResult]:
         case = draw_case(seeds, seed, index, str(good))
         result = _run_case(case, workdir / "cases" / str(index), good, good_digest)
         if result.outcome != "ok":
-            _keep_reproducer(case, result, workdir / "failures" / f"{case.mutator}-{index}", good)
+            folder = workdir / "failures" / f"{case.mutator}-{index}"
+            _keep_reproducer(case, result, folder, good)
+            print(f"input fuzzing: {result.outcome}: {case.mutator} via {result.command}: {result.detail} -> "
+                  f"{folder}/replay.sh", file=sys.stderr, flush=True)
         shutil.rmtree(workdir / "cases" / str(index), ignore_errors=True)
         results.append(result)
     return results

@@ -1,5 +1,7 @@
 """Input fuzzing: a fixed-seed run of mutated ONNX, calibration, target and config files ends every case in an
 allowed exit code with one error line and no half-written output; the mutators do what they say."""
+from pathlib import Path
+
 import numpy as np
 import onnx
 import pytest
@@ -101,3 +103,45 @@ def test_npz_values_hold_nan_inf_or_one_constant():
         with np.load(io.BytesIO(mutant.data)) as data:
             x = data["x"]
         assert (~np.isfinite(x)).any() or x.min() == x.max()
+
+
+@pytest.mark.parametrize("code, stderr, outcome", [
+    (7, "error: model.onnx: not a readable ONNX model (DecodeError); is the file truncated?\n", "ok"),
+    (7, "warning: something\nerror: one line\n", "ok"),
+    (70, "internal error: TypeError: boom (set HLSGEN_DEBUG=1 ...)\n", "crash"),
+    (7, "Traceback (most recent call last):\n  File x\nerror: y\n", "crash"),
+    (7, "error: first line\nsecond line of the same message\n", "multi-line"),
+    (7, "error: one\nerror: two\n", "multi-line"),
+    (0, "", "wrong-code"),  # a truncated file must not build
+    (2, "error: a config error for a model file\n", "wrong-code"),
+])
+def test_the_judge_tells_each_outcome(tmp_path, code, stderr, outcome):
+    from hlsgen.fuzz.inputs import _judge
+    case = next(c for c in (draw_case(SEEDS, 1, i, "/good") for i in range(400))
+                if c.mutator == "truncate" and not c.prebuilt)
+    assert _judge(case, code, stderr, tmp_path, "")[0] == outcome
+
+
+def test_the_judge_sees_what_a_failure_left_behind(tmp_path):
+    from hlsgen.fuzz.inputs import _judge
+    case = next(c for c in (draw_case(SEEDS, 1, i, "/good") for i in range(400))
+                if c.argv[0] == "build" and not c.prebuilt and 0 not in c.mutant.allowed)
+    error = "error: one line\n"
+    (tmp_path / ".out.hlsgen-abc").mkdir()
+    assert _judge(case, case.mutant.category, error, tmp_path, "")[0] == "leftover"
+    (tmp_path / ".out.hlsgen-abc").rmdir()
+    (tmp_path / "out").mkdir()
+    assert _judge(case, case.mutant.category, error, tmp_path, "") == ("leftover", f"exit {case.mutant.category}: OUT written")
+    (tmp_path / "out").rmdir()
+    assert _judge(case, case.mutant.category, error, tmp_path, "")[0] == "ok"
+
+
+def test_a_failure_keeps_a_reproducer_that_replays_it(tmp_path):
+    from hlsgen.fuzz.inputs import CaseResult, _keep_reproducer
+    case = next(c for c in (draw_case(SEEDS, 1, i, "/good") for i in range(400)) if c.argv[0] == "csim")
+    result = CaseResult(case.index, case.mutator, case.command, case.mutant.category, 70, "crash", "exit 70: x", 0.1)
+    _keep_reproducer(case, result, tmp_path / "r", Path("/good"))
+    script = (tmp_path / "r" / "replay.sh").read_text()
+    assert script.splitlines()[-1] == "hlsgen " + " ".join(a if a != "/good" else "good" for a in case.argv)
+    assert "hlsgen build good.onnx --calib good_calib.npz -o good -q" in script
+    assert {p.name for p in (tmp_path / "r").iterdir()} >= {"model.onnx", "calib.npz", "good.onnx", "replay.sh"}
