@@ -22,17 +22,20 @@ class Profile:
     kernel: int
     macs: int  # per inference, over the whole model
     elements: int  # per tensor
+    row: int  # elements in one row of a map (C x W): a band of rows must fit the activation memory
     features: int  # most outputs of a dense layer
     sides: tuple[int, ...]  # the random targets' array sides
+    input_kib: tuple[int, ...]  # the random targets' activation memories
 
 
 PROFILES = {
     # a build and its C-sim in ~2-4 s: the CI run
-    "ci": Profile("ci", channels=12, side=12, layers=4, kernel=5, macs=150_000, elements=2_048, features=16,
-                  sides=(4, 8, 16)),
+    "ci": Profile("ci", channels=12, side=12, layers=4, kernel=5, macs=150_000, elements=2_048, row=2_048,
+                  features=16, sides=(4, 8, 16), input_kib=(16, 32, 64, 128, 256)),
     # the full ranges of issue 14, bounded so a build and its C-sim stay under ~20 s
-    "long": Profile("long", channels=300, side=300, layers=8, kernel=11, macs=8_000_000, elements=120_000,
-                    features=300, sides=(4, 8, 16, 32)),
+    # (maps whose rows or whole outputs overflow the activation memory are refused with exit 3: kept rare)
+    "long": Profile("long", channels=300, side=300, layers=8, kernel=11, macs=8_000_000, elements=24_000,
+                    row=2_400, features=300, sides=(4, 8, 16, 32), input_kib=(128, 256, 512)),
 }
 
 
@@ -41,7 +44,7 @@ def random_spec(seed: int, profile: str = "ci") -> ModelSpec:
     rng = np.random.default_rng([seed, 0])
     for _ in range(100):  # draws that exceed the profile's sizes start over
         shape = (_channels(rng, min(prof.channels, 16)), _side(rng, prof.side), _side(rng, prof.side))
-        if shape[0] * shape[1] * shape[2] <= prof.elements:
+        if shape[0] * shape[1] * shape[2] <= prof.elements and shape[0] * shape[2] <= prof.row:
             break
     layers, shapes = [], [shape]
     count = int(rng.integers(1, prof.layers + 1))
@@ -50,7 +53,8 @@ def random_spec(seed: int, profile: str = "ci") -> ModelSpec:
         if layer is None:
             break
         out = layer_shape(layer, shapes[-1])
-        if out is None or min(out) < 1 or int(np.prod(out)) > prof.elements:
+        if out is None or min(out) < 1 or int(np.prod(out)) > prof.elements or \
+                (len(out) == 3 and out[0] * out[2] > prof.row):
             continue
         if sum(layer_macs(a, b, c) for a, b, c in zip(layers, shapes, shapes[1:])) + layer_macs(layer, shapes[-1], out) > prof.macs:
             break
@@ -218,8 +222,9 @@ def _target(rng, prof: Profile) -> TargetSpec:
     if rng.random() < 0.5:
         return TargetSpec(builtin=str(rng.choice(BUILTIN_TARGETS)))
     side = int(rng.choice(prof.sides))
-    data_bits = int(rng.choice([32, 64, 128]))
-    return TargetSpec(builtin=None, side=side, input_kib=int(rng.choice([16, 32, 64, 128, 256])), input_banks=side,
+    # feature maps move in whole AXI4 beats of activation-memory words (side bytes): no beat wider than a word
+    data_bits = int(rng.choice([b for b in (32, 64, 128) if b <= 8 * side]))
+    return TargetSpec(builtin=None, side=side, input_kib=int(rng.choice(prof.input_kib)), input_banks=side,
                       weight_kib=int(rng.choice([16, 32, 64, 128])), weight_banks=side,
                       accumulator_kib=int(rng.choice([8, 16, 32, 64])), accumulator_banks=side, data_bits=data_bits,
                       bytes_per_cycle=float(rng.choice([0.5, 0.75, 1.0])) * data_bits / 8,
