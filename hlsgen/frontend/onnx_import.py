@@ -166,8 +166,15 @@ def first_line(exc: Exception) -> str:
 
 
 def read_onnx(path: str | os.PathLike) -> Graph:
-    """Read an ONNX file into the IR (unoptimized)."""
-    return import_model(load_onnx_proto(path), name=Path(path).stem)
+    """Read an ONNX file into the IR (unoptimized), for the CLI's commands: inputs with an empty dimension
+    are refused here (the passes, the calibration and the hardware all divide by the batch and the sizes),
+    while `import_model` still takes them for ONNX's empty-tensor conformance cases."""
+    graph = import_model(load_onnx_proto(path), name=Path(path).stem)
+    empty = {name: graph.shape(name) for name in graph.inputs if 0 in graph.shape(name)}
+    if empty:
+        raise UnsupportedModelError(f"input(s) with an empty dimension {empty}: no sample fits them; re-export "
+                                    "the model with a batch of 1 (or a symbolic one) and its real sizes")
+    return graph
 
 
 def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
@@ -256,13 +263,11 @@ def _import_constants(model: onnx.ModelProto, graph: Graph) -> None:
 
 
 def _check_input_dims(name: str, dims: list[int]) -> None:
-    """Positive dims, and few enough elements that the shape annotation (which runs every layer on zeros)
-    and the calibration can hold them: a huge dim is a broken file, not a model to allocate terabytes for."""
+    """No negative dims, and few enough elements that the shape annotation (which runs every layer on zeros)
+    and the calibration can hold them: a huge dim is a broken file, not a model to allocate terabytes for.
+    (An empty dim imports: the float reference runs ONNX's empty-tensor cases.)"""
     if any(d < 0 for d in dims):
         raise ModelFileError(f"input {name!r} has a negative dimension ({dims}); re-export the model")
-    if any(d == 0 for d in dims):
-        raise UnsupportedModelError(f"input {name!r} has an empty dimension ({dims}); hlsgen compiles inputs "
-                                    "with at least one element along every axis")
     if math.prod(dims) > MAX_INPUT_ELEMENTS:
         raise UnsupportedModelError(f"input {name!r} of shape {dims} holds {math.prod(dims):,} elements, more than "
                                     f"hlsgen compiles ({MAX_INPUT_ELEMENTS:,}); is the shape right?")

@@ -209,5 +209,43 @@ def bad_text(rng: np.random.Generator, seed: SeedModel) -> Mutant:
                   frozenset({0, FIT, UNSUPPORTED, DATA}))
 
 
+# Attributes each op of the seeds takes, with values ONNX allows in form but a model rarely holds.
+ATTRIBUTES = {
+    "Conv": ("strides", "dilations", "pads", "kernel_shape", "group", "auto_pad"),
+    "MaxPool": ("strides", "dilations", "pads", "kernel_shape", "ceil_mode", "storage_order", "auto_pad"),
+    "Gemm": ("transA", "transB", "alpha", "beta"),
+    "Flatten": ("axis",),
+    "BatchNormalization": ("epsilon", "momentum"),
+}
+LIST_ATTRIBUTES = ("strides", "dilations", "pads", "kernel_shape")
+FLOAT_ATTRIBUTES = ("alpha", "beta", "epsilon", "momentum")
+
+
+def bad_attribute(rng: np.random.Generator, seed: SeedModel) -> Mutant:
+    """An attribute set to a value of the right form but an odd size: zero, negative or huge strides, pads,
+    kernels, dilations and groups, lists of the wrong length, an out-of-range axis, a transposition flag of 5,
+    NaN or Inf scalars, an unknown auto_pad. ONNX's checker or shape inference rejects most (7); hlsgen
+    refuses attributes it does not implement (8) or a layer that no longer fits (3); the rest leave a valid
+    model (0), one the calibration data no longer fits (10), or one whose float output is not finite (10)."""
+    model = seed.proto
+    node = _pick(rng, [n for n in model.graph.node if n.op_type in ATTRIBUTES])
+    name = _pick(rng, ATTRIBUTES[node.op_type])
+    if name in LIST_ATTRIBUTES:
+        length = int(_pick(rng, (0, 1, 2, 3, 4, 6)))
+        value = [int(_pick(rng, (0, -1, 1, 2, 3, 7, 2**31 - 1, -(2**40)))) for _ in range(length)]
+    elif name in FLOAT_ATTRIBUTES:
+        value = float(_pick(rng, (0.0, -1.0, 1e30, float("nan"), float("inf"))))
+    elif name == "auto_pad":
+        value = _pick(rng, ("SAME_UPPER", "SAME_LOWER", "VALID", "BOGUS", ""))
+    else:
+        value = int(_pick(rng, (0, -1, -5, 2, 5, 2**31 - 1, 2**62)))
+    kept = [a for a in node.attribute if a.name != name]
+    del node.attribute[:]
+    kind = onnx.AttributeProto.INTS if isinstance(value, list) else None  # an empty list has no type to infer
+    node.attribute.extend([*kept, helper.make_attribute(name, value, attr_type=kind)])
+    return Mutant(model.SerializeToString(), UNSUPPORTED, f"node {node.name!r} {name}={value!r}",
+                  frozenset({0, FIT, MODEL_FILE, DATA}))
+
+
 ONNX_MUTATORS = (truncate, bit_flip, wrong_dtype, drop_initializer, bad_dims, node_cycle, duplicate_names,
-                 external_data, wrong_opset, empty_graph, unsupported_op, bad_text)
+                 external_data, wrong_opset, empty_graph, unsupported_op, bad_text, bad_attribute)

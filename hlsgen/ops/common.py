@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .registry import UnsupportedAttribute
+
 
 @dataclass(frozen=True)
 class Activation:
@@ -41,14 +43,20 @@ def apply_activation(activation: Activation | None, x: np.ndarray) -> np.ndarray
 
 
 def resolve_auto_pad(auto_pad: str, in_shape, kernel, strides, dilations, pads) -> tuple[int, ...]:
-    """Explicit pads (all begins, then all ends) for ONNX `auto_pad`."""
+    """Explicit pads (all begins, then all ends) for ONNX `auto_pad`, once the window's sizes are checked (ONNX's
+    checker lets a zero stride or an unknown auto_pad through; every later step would divide by them)."""
     n = len(kernel)
+    for name, values, least in (("kernel_shape", kernel, 1), ("strides", strides, 1), ("dilations", dilations, 1),
+                                ("pads", pads or (0,) * (2 * n), 0)):  # no pads: none
+        if len(values) != (2 * n if name == "pads" else n) or min(values, default=least) < least:
+            raise UnsupportedAttribute(f"{name} {list(values)} is not {'2 x ' if name == 'pads' else ''}{n} "
+                                       f"{'non-negative' if least == 0 else 'positive'} sizes")
     if auto_pad in ("", "NOTSET"):
         return tuple(pads) if pads else (0,) * (2 * n)
     if auto_pad == "VALID":
         return (0,) * (2 * n)
     if auto_pad not in ("SAME_UPPER", "SAME_LOWER"):
-        raise ValueError(f"unknown auto_pad {auto_pad!r}")
+        raise UnsupportedAttribute(f"auto_pad {auto_pad!r} is none of NOTSET, SAME_UPPER, SAME_LOWER, VALID")
     begins, ends = [], []
     for size, k, s, d in zip(in_shape, kernel, strides, dilations):
         out = math.ceil(size / s)

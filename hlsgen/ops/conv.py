@@ -7,7 +7,7 @@ import numpy as np
 
 from ..ir import Node
 from .common import Activation, apply_activation, pad_spatial, resolve_auto_pad, windows
-from .registry import kernel, onnx_importer
+from .registry import UnsupportedAttribute, kernel, onnx_importer
 
 
 @dataclass(frozen=True)
@@ -49,5 +49,8 @@ def import_conv(node, ctx) -> list[Node]:
     dilations = tuple(attrs.get("dilations", (1,) * n))
     in_spatial = ctx.shape(node.input[0])[2:]
     pads = resolve_auto_pad(attrs.get("auto_pad", "NOTSET"), in_spatial, kshape, strides, dilations, attrs.get("pads"))
-    conv_attrs = ConvAttrs(kshape, strides, pads, dilations, int(attrs.get("group", 1)))
+    group = int(attrs.get("group", 1))
+    if group < 1:  # ONNX's checker lets it through; the channel split would divide by it
+        raise UnsupportedAttribute(f"group {group} is not a positive number of groups")
+    conv_attrs = ConvAttrs(kshape, strides, pads, dilations, group)
     return [Node(ctx.node_name(node), "Conv", tuple(node.input), (node.output[0],), conv_attrs)]

@@ -124,6 +124,23 @@ def test_bad_model_file(capsys, case, content, code, fragment):
     assert_one_line_error(err, fragment)
 
 
+def _set_attribute(node: int, name: str, value):
+    def edit(model):
+        kept = [a for a in model.graph.node[node].attribute if a.name != name]
+        del model.graph.node[node].attribute[:]
+        model.graph.node[node].attribute.extend([*kept, onnx.helper.make_attribute(name, value)])
+    return edit
+
+
+@pytest.mark.parametrize("edit, fragment", [
+    (_set_attribute(2, "auto_pad", "BOGUS"), "'conv2' (Conv, opset 17): auto_pad 'BOGUS' is none of"),  # ValueError
+    (_set_attribute(0, "group", 0), "'conv1' (Conv, opset 17): group 0"),  # ZeroDivisionError
+])
+def test_attributes_onnx_lets_through_are_unsupported_nodes(capsys, case, edit, fragment):
+    (case / "model.onnx").write_bytes(_model(edit))
+    _build_fails(capsys, case, UnsupportedModelError.exit_code, fragment=fragment)
+
+
 def test_a_model_cut_right_after_its_graph_is_a_truncated_file(capsys, case):
     """The prefix without the opset import parses: it was exit 8 ("imports no default-domain opset")."""
     model = TINY.proto
