@@ -233,13 +233,38 @@ def target_values(rng: np.random.Generator, text: str) -> Mutant:
                   frozenset({0}) if ideal_memory else frozenset())
 
 
+def target_small(rng: np.random.Generator, text: str) -> Mutant:
+    """A valid target shrunk: a few keys set to small but legal values (arrays of 1 to 3 PEs a side, 1 KiB
+    buffers of 1 to 3 banks, 2-bit operands, a slow or narrow DRAM port, a tiny device). The model does not
+    fit (3), fits anyway (0), or the 8-bit build needs wider operands than the target has (3)."""
+    data = yaml.safe_load(text)
+    choices = (("array", "rows", (1, 2, 3)), ("array", "cols", (1, 2, 3)), ("widths", "operand_bits", (2, 3, 4)),
+               ("widths", "accumulator_bits", (17, 20)), ("external_memory", "data_bits", (32, 64)),
+               ("external_memory", "bytes_per_cycle", (0.001, 0.5, 1)), ("external_memory", "read_latency", (0, 10**6)),
+               ("device", "dsp", (1, 4)), ("device", "bram_18k", (1, 2)), ("device", "lut", (1, 100)),
+               ("device", "ff", (1, 100)), ("clock_mhz", None, (0.001, 1e6)))
+    changed = []
+    for index in rng.choice(len(choices), int(rng.integers(1, 4)), replace=False):
+        section, key, values = choices[int(index)]
+        value = _pick(rng, values)
+        if key is None:
+            data[section] = value
+        else:
+            data[section][key] = value
+        changed.append(f"{section}{'.' + key if key else ''}={value}")
+    for name in ("input", "weight", "accumulator") if rng.random() < 0.5 else ():
+        data["buffers"][name] = {"kib": 1, "banks": int(rng.integers(1, 4))}
+        changed.append(f"buffers.{name}=1 KiB")
+    return Mutant(yaml_text(data).encode(), FIT, "target shrunk: " + ", ".join(changed), frozenset({0, TARGET}))
+
+
 def target_file(rng: np.random.Generator, text: str) -> Mutant:
     """Not a target description at all: broken YAML, binary garbage, a list or scalar, a 100 MB number (9)."""
     kind = _pick(rng, ("syntax", "binary", "not_mapping", "huge_number"))
     return Mutant(_not_yaml(rng, text, kind, "rows"), TARGET, f"target file {kind}")
 
 
-TARGET_MUTATORS = (target_keys, target_types, target_values, target_file)
+TARGET_MUTATORS = (target_keys, target_types, target_values, target_file, target_small)
 
 
 def config_keys(rng: np.random.Generator, config: dict) -> Mutant:

@@ -13,7 +13,7 @@ from hlsgen.frontend.onnx_import import load_onnx_proto
 from hlsgen.fuzz import mutate_files, mutate_onnx
 from hlsgen.fuzz.cases import MUTATORS, draw_case
 from hlsgen.fuzz.inputs import fuzz_inputs
-from hlsgen.fuzz.mutant import CONFIG, DATA, MODEL_FILE, TARGET, UNSUPPORTED
+from hlsgen.fuzz.mutant import CONFIG, DATA, FIT, MODEL_FILE, TARGET, UNSUPPORTED
 from hlsgen.fuzz.seeds import load_seeds, tiny_cnn
 
 SEEDS = load_seeds()
@@ -30,7 +30,7 @@ def test_fixed_seed_run_of_520_mutants(tmp_path):
     assert ran == {m.name for m in MUTATORS}, report
     # every category a mutant aims at is answered with its own exit code at least once
     categories = {r.category for r in summary.results}
-    assert categories == {0, CONFIG, MODEL_FILE, UNSUPPORTED, TARGET, DATA}, report
+    assert categories == {0, CONFIG, FIT, MODEL_FILE, UNSUPPORTED, TARGET, DATA}, report
     for category in categories:
         assert any(r.code == category for r in summary.results if r.category == category), (category, report)
     assert {r.command for r in summary.results} >= {"build", "inspect", "run-model", "run-build", "csim", "sim"}
