@@ -30,6 +30,7 @@ HLS_DESIGNS = ("auto", "overlay", "dataflow")
 PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # build's --program (map_model takes rom or external)
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
+BITS_VALUES = ("auto", *(str(b) for b in range(2, 9)))
 TEXT_KEYS = ("model", "target", "calib", "output", "input_range", "hls_design", "program")
 MAX_FILE_BYTES = 1 << 20  # a config is a few hundred bytes; a bigger file is not one
 
@@ -84,8 +85,8 @@ def _check_types(p: Path, data: dict[str, Any]) -> None:
     for key in TEXT_KEYS:
         if key in data and not isinstance(data[key], str):
             bad(key, "text")
-    if "bits" in data and (isinstance(data["bits"], bool) or not isinstance(data["bits"], (int, str))):
-        bad("bits", "a width from 2 to 8 or 'auto'")
+    if "bits" in data and str(data["bits"]) not in BITS_VALUES:  # true, 8.0 and [8] are none of them
+        bad("bits", "a width from 2 to 8 or 'auto'")  # checked here too: a --bits on the command line hides it
     if "max_accuracy_drop" in data and not (number(data["max_accuracy_drop"]) and 0 <= data["max_accuracy_drop"] <= 1):
         bad("max_accuracy_drop", "a number from 0 to 1 (0.01 = 1 point)")
     if "min_sqnr" in data and not number(data["min_sqnr"]):

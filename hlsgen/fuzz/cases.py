@@ -13,6 +13,8 @@ from .seeds import Seeds
 
 MODEL, CALIB, TARGET_FILE, CONFIG_FILE = "model.onnx", "calib.npz", "target.yaml", "config.yaml"
 OUT, OUT_NPZ = "out", "out.npz"
+BUILD_VARIANTS = (("--bits", "4"), ("--bits", "6"), ("--program", "external"), ("--hls-design", "dataflow"),
+                  ("--dump-ir",), ("--json",))
 GOOD = "good"  # the prepared build folder that `run`, `csim` and `sim` read, beside the cases
 
 
@@ -76,6 +78,8 @@ def draw_case(seeds: Seeds, seed: int, index: int, good: str) -> Case:
         mutant = mutator.mutate(rng, seeds.config)
         files[CONFIG_FILE] = mutant.data
         argv = ("build", MODEL, "--config", CONFIG_FILE, "-o", OUT, "-q")
+    if argv[0] == "build" and rng.random() < 0.25:  # the bad file meets another path through the build
+        argv = (*argv, *_choose(rng, BUILD_VARIANTS))
     prebuilt = argv[0] == "build" and rng.random() < 0.25
     return Case(index, mutator.name, mutant, files, argv, prebuilt)
 

@@ -77,6 +77,14 @@ def test_bad_config_file(capsys, case, content, fragment):
     assert not (case / "out").exists()
 
 
+@pytest.mark.parametrize("bits", [b"99", b"-8", b"nine", b"[8]"])
+def test_a_bad_width_in_the_config_is_an_error_even_under_bits_on_the_command_line(capsys, case, bits):
+    (case / "config.yaml").write_bytes(b"calib: calib.npz\nbits: " + bits + b"\n")
+    got, _, err = run_cli(capsys, "build", "model.onnx", "--config", "config.yaml", "--bits", "4", "-o", "out", "-q")
+    assert got == UsageError.exit_code, err
+    assert_one_line_error(err, "bits must be a width from 2 to 8 or 'auto'")
+
+
 def test_null_in_a_config_is_the_default(capsys, case):
     (case / "config.yaml").write_bytes(b"calib: calib.npz\nverify: null\nlayers: null\ntarget: null\n")
     got, _, err = run_cli(capsys, "build", "model.onnx", "--config", "config.yaml", "-o", "out", "-q")
