@@ -8,6 +8,7 @@ import pytest
 from onnx import helper
 
 from hlsgen.errors import HlsgenError, MappingError
+from hlsgen.frontend import import_model
 from hlsgen.hw import map_model
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
 from hlsgen.hw.mapping import tensor_bytes
@@ -15,6 +16,8 @@ from hlsgen.hw.report import report_json
 from hlsgen.hw.target import Buffer
 from hlsgen.hw.tiling import ArrayWork, search_tiles
 from hlsgen.loopir import checked_nests
+from hlsgen.passes import optimize
+from hlsgen.quant import BitConfig, quantize
 from tests.builders import make_model, tensor_value
 from tests.hw.models import integer_graph, target_with
 
@@ -253,3 +256,26 @@ def test_a_dense_reading_several_pixels_pads_each_pixel():
     work = next(layer for layer in mapping.layers if layer.op == "QDense").tiles.work
     assert (work.channels, work.reduction_channels, work.reduction) == (12, 16, 16 * 16)
     assert work.macs == 12 * 16 * 10
+
+
+@pytest.mark.parametrize("reader", ["Concat", "Add"])
+def test_a_flattened_map_read_by_a_non_dense_is_refused(reader):
+    """A Reshape moves nothing in the activation memory: a Concat or Add of flattened maps would read the map's
+    layout as a vector's (hlsgen fuzz found Flatten -> Selu giving wrong C-sim values; the activation now moves
+    before the Flatten, and what cannot move is refused)."""
+    tail = ([helper.make_node("Concat", ["f", "f"], ["y"], axis=1)] if reader == "Concat" else
+            [helper.make_node("Sigmoid", ["f"], ["s"]), helper.make_node("Add", ["f", "s"], ["y"])])
+    model = make_model([helper.make_node("Relu", ["x"], ["r"]), helper.make_node("Flatten", ["r"], ["f"], name="flat"),
+                        *tail], [tensor_value("x", [1, 2, 3, 3])], [tensor_value("y", None)])
+    graph = _quantize_tiny(model)
+    with pytest.raises(HlsgenError, match=r"'flat' \(Flatten\): the accelerator reads a flattened map only into a "
+                                          r"Dense layer") as caught:
+        map_model(graph, target_with())
+    assert caught.value.exit_code == 8
+
+
+def _quantize_tiny(model):
+    graph = import_model(model)
+    optimize(graph)
+    calib = np.random.default_rng(0).standard_normal((8, 2, 3, 3)).astype(np.float32)
+    return quantize(graph, {"x": calib}, BitConfig(8, 8)).graph
