@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from ..ir import Graph
 from .activation import fuse_activation
+from .affine import constant_arithmetic_as_affine
 from .batchnorm import fold_batchnorm
 from .bias import fuse_bias
 from .constants import fold_constants
@@ -35,6 +36,7 @@ OPTIMIZE: list[Pass] = [
     fuse_dense,
     fold_transpose_into_dense,
     fuse_bias,
+    constant_arithmetic_as_affine,
     fold_batchnorm,
     fold_pad,
     fuse_activation,
@@ -53,6 +55,7 @@ __all__ = [
     "Pass",
     "PassLog",
     "activation_before_flatten",
+    "constant_arithmetic_as_affine",
     "cancel_transposes_reshapes",
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",
