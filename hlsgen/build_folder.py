@@ -7,6 +7,8 @@ from pathlib import Path
 
 from .errors import PathError
 from .graph_io import load_graph
+from .ir import verify
+from .paths import reading_build
 from .quant import QuantizedModel
 from .quant.lower import Lowered
 
@@ -22,7 +24,10 @@ def load_build(folder: Path) -> QuantizedModel:
     folder = Path(folder)
     if not is_build_folder(folder):
         raise PathError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
-    quant = json.loads((folder / "quant.json").read_text())
-    host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
-    lowered = Lowered(load_graph(folder / "integer"), [], {}, host_softmax)
-    return QuantizedModel(lowered, load_graph(folder / "float"))
+    with reading_build(folder):
+        quant = json.loads((folder / "quant.json").read_text())
+        host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
+        integer, float_graph = load_graph(folder / "integer"), load_graph(folder / "float")
+        for graph in (integer, float_graph):  # an edited file can name a tensor nothing defines
+            verify(graph)
+        return QuantizedModel(Lowered(integer, [], {}, host_softmax), float_graph)

@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import os
+from contextlib import contextmanager
 from pathlib import Path
 
-from .errors import PathError
+from .errors import HlsgenError, PathError
 
 
 def require_file(path: str | os.PathLike, what: str = "file") -> Path:
@@ -29,3 +30,18 @@ def replace_text(path: Path, text: str) -> None:
     except OSError as exc:  # the error names the user's file, not the spare one
         spare.unlink(missing_ok=True)
         raise OSError(exc.errno, exc.strerror, str(path)) from None
+
+
+@contextmanager
+def reading_build(folder: Path):
+    """Files of a build folder that do not read back (edited, truncated, written by another version) make it
+    a wrong build folder (exit 6), whatever the JSON, zip or numpy reader raised: one line that says to
+    rebuild. (An EOFError must not escape either: click would report it as a Ctrl-C.)"""
+    try:
+        yield
+    except HlsgenError:
+        raise
+    except Exception as exc:
+        text = " ".join(str(exc).split())[:120]
+        raise PathError(f"{folder} is not a readable hlsgen build folder ({type(exc).__name__}: {text}); "
+                        "rebuild it with `hlsgen build`") from None

@@ -9,7 +9,7 @@ from markupsafe import Markup
 
 from . import __version__
 from .errors import PathError
-from .paths import replace_text
+from .paths import reading_build, replace_text
 from .svg import bar_chart, graph_drawing
 from .templating import make_environment, render_with
 
@@ -186,8 +186,9 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
 
 
 def write_report_page(out: Path) -> Path:
-    html = render_with(make_environment("report", autoescape=True), "report", "report.html.j2",
-                       **page_context(Path(out)))
+    with reading_build(Path(out)):
+        context = page_context(Path(out))
+    html = render_with(make_environment("report", autoescape=True), "report", "report.html.j2", **context)
     path = Path(out) / "report.html"
     replace_text(path, html)
     return path
@@ -196,10 +197,12 @@ def write_report_page(out: Path) -> Path:
 def summarize(out: Path) -> str:
     """The one-paragraph text summary `hlsgen report` prints."""
     out = Path(out)
-    build, quant = _read(out, "build.json"), _read(out, "quant.json")
-    if build is None or quant is None:
-        raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
-    return text_summary(build, quant, _read(out, "report.json"))
+    with reading_build(out):
+        build, quant = _read(out, "build.json"), _read(out, "quant.json")
+        if build is None or quant is None:
+            raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` "
+                            "first")
+        return text_summary(build, quant, _read(out, "report.json"))
 
 
 def record_verification(out: Path, check: str, passed: bool, details: str) -> None:

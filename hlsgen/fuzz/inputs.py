@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import INTERNAL_ERROR_EXIT
-from .cases import CALIB, GOOD, MODEL, MUTATORS, OUT, OUT_NPZ, Case, draw_case
+from .cases import BAD_BUILD, CALIB, GOOD, MODEL, MUTATORS, OUT, OUT_NPZ, Case, draw_case
 from .seeds import load_seeds
 
 OUTCOMES = ("ok", "wrong-code", "crash", "multi-line", "leftover")
@@ -123,8 +123,9 @@ def _run_share(share) -> list[CaseResult]:
 def _run_case(case: Case, folder: Path, good: Path, good_digest: str) -> CaseResult:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
-    for name, data in case.files.items():
-        (folder / name).write_bytes(data)
+    if case.build_copy:
+        shutil.copytree(good, folder / BAD_BUILD)
+    _write_files(case, folder)
     if case.prebuilt:
         shutil.copytree(good, folder / OUT)
     start = time.perf_counter()
@@ -207,20 +208,27 @@ def _digest(folder: Path) -> str:
     return h.hexdigest()
 
 
+def _write_files(case: Case, folder: Path) -> None:
+    for name, data in case.files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+
+
 def _keep_reproducer(case: Case, result: CaseResult, folder: Path, good: Path) -> None:
     """The mutated inputs and a replay.sh holding the one `hlsgen` command (run from its own folder)."""
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    for name, data in case.files.items():
-        (folder / name).write_bytes(data)
+    _write_files(case, folder)
     argv = [a if a != str(good) else GOOD for a in case.argv]
     setup = ""
-    if GOOD in argv or case.prebuilt:
+    if GOOD in argv or case.prebuilt or case.build_copy:
         (folder / "good.onnx").write_bytes(load_seeds().models[0].onnx_bytes)
         (folder / "good_calib.npz").write_bytes(load_seeds().models[0].calib_bytes)
         setup = f"[ -d {GOOD} ] || hlsgen build good.onnx --calib good_calib.npz -o {GOOD} -q\n"
         if case.prebuilt:
             setup += f"rm -rf {OUT} && cp -r {GOOD} {OUT}\n"
+        if case.build_copy:  # the good build's other files beside the mutated one kept here
+            setup += f"cp -rn {GOOD}/. {BAD_BUILD}/\n"
     script = (f"#!/bin/sh\n# {case.mutator}: {case.mutant.what}\n# allowed exit codes {sorted(case.mutant.allowed)}; "
               f"got {result.outcome}: {result.detail}\ncd \"$(dirname \"$0\")\"\n{setup}hlsgen {' '.join(argv)}\n")
     (folder / "replay.sh").write_text(script)

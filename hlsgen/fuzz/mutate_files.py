@@ -146,6 +146,36 @@ CALIB_MUTATORS = (npz_keys, npz_shape, npz_dtype, npz_values, npz_empty, npz_con
 REFUSED_INPUTS = (npz_shape, npz_empty, npz_container)
 
 
+# ---- a build folder's own files: PathError (6)
+
+# The files `run` and `report` read back from a build folder (paths inside it).
+BUILD_FILES = ("build.json", "quant.json", "report.json", "integer/graph.json", "integer/constants.json",
+               "integer/constants.npz", "float/graph.json", "float/constants.npz")
+
+
+def build_file(rng: np.random.Generator, files: dict[str, bytes]) -> tuple[str, Mutant]:
+    """One file of a good build folder truncated, emptied, replaced by garbage or by valid JSON of another
+    shape: the folder is no readable build (6). A cut that leaves valid JSON, or a file `report` does not
+    need, can leave it readable (0); a constants file cut inside its zip is unreadable data (10)."""
+    name = _pick(rng, BUILD_FILES)
+    good = files[name]
+    kind = _pick(rng, ("truncated", "empty", "garbage", "other_json", "flipped"))
+    if kind == "truncated":
+        data = good[:int(rng.integers(0, len(good)))]
+    elif kind == "empty":
+        data = b""
+    elif kind == "garbage":
+        data = rng.bytes(int(rng.integers(1, 512)))
+    elif kind == "other_json":
+        data = _pick(rng, (b"[]", b"{}", b"null", b"42", b'{"nodes": 5}', b'{"format": 99}'))
+    else:
+        flipped = bytearray(good)
+        for bit in rng.integers(0, len(flipped) * 8, int(rng.integers(1, 5))):
+            flipped[bit // 8] ^= 1 << (bit % 8)
+        data = bytes(flipped)
+    return name, Mutant(data, 6, f"build folder's {name} {kind}", frozenset({0, DATA}))
+
+
 # ---- YAML files: target (9) and config (2)
 
 

@@ -236,3 +236,22 @@ def test_calibration_that_overflows_float32_inside_the_model(capsys, case):
     running min and max) made TensorQuant raise ValueError (70). Samples near float32's largest value do it too."""
     (case / "calib.npz").write_bytes(npz_bytes({"x": TINY.calib["x"] * np.float32(3e38)}))
     _build_fails(capsys, case, DataError.exit_code, fragment="holds Inf or NaN")
+
+
+@pytest.mark.parametrize("name, content", [
+    ("quant.json", b'{"host_softmax": '),  # JSONDecodeError
+    ("float/constants.npz", b""),  # EOFError, which click turned into "interrupted" (exit 130)
+    ("integer/graph.json", b"[]"),  # TypeError
+    ("integer/constants.json", None),  # a renamed constant: KeyError when the reference ran
+])
+def test_a_build_folder_whose_files_do_not_read_back(capsys, case, name, content):
+    assert run_cli(capsys, "build", "model.onnx", "--calib", "calib.npz", "-o", "good", "-q")[0] == 0
+    path = case / "good" / name
+    path.write_bytes(content if content is not None else path.read_bytes().replace(b'"conv1_b"', b'"conv1_c"'))
+    for argv in (("run", "good", "--inputs", "calib.npz", "-o", "out.npz"), ("report", "good", "-q")):
+        if (name.startswith("float") or "constants" in name) and argv[0] == "report":
+            continue  # report reads the JSON files only, and of the graphs only the integer one
+        got, _, err = run_cli(capsys, *argv)
+        assert got == 6, (argv, err)
+        assert_one_line_error(err, "is not a readable hlsgen build folder")
+    assert not (case / "out.npz").exists()
