@@ -17,6 +17,7 @@ from .layout import activation_before_flatten, cancel_transposes_reshapes, fold_
 from .maxpool_order import move_maxpool_before_activation
 from .pad import fold_pad
 from .pipeline import Pass, PassLog, graph_pass, run_pipeline
+from .prelu import prelu_as_relus
 
 # Cleanup first, so the fusions see plain Conv/Gemm/... chains; the pipeline repeats the list until
 # nothing changes, so a rewrite that enables an earlier pass is picked up in the next round.
@@ -35,6 +36,7 @@ OPTIMIZE: list[Pass] = [
     # fuse into Conv / Dense: weights and bias first, then what comes after them
     fuse_dense,
     fold_transpose_into_dense,
+    prelu_as_relus,
     fuse_bias,
     constant_arithmetic_as_affine,
     fold_batchnorm,
@@ -55,8 +57,8 @@ __all__ = [
     "Pass",
     "PassLog",
     "activation_before_flatten",
-    "constant_arithmetic_as_affine",
     "cancel_transposes_reshapes",
+    "constant_arithmetic_as_affine",
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",
     "fold_batchnorm",
@@ -71,6 +73,7 @@ __all__ = [
     "graph_pass",
     "move_maxpool_before_activation",
     "optimize",
+    "prelu_as_relus",
     "remove_identities",
     "reshape_graph_inputs",
 ]
