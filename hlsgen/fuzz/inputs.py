@@ -12,7 +12,7 @@ import shutil
 import sys
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import INTERNAL_ERROR_EXIT
@@ -35,22 +35,18 @@ class CaseResult:
     seconds: float
 
 
-@dataclass
+@dataclass(frozen=True)
 class InputFuzzSummary:
     seed: int
     results: list[CaseResult]
     seconds: float
-    failures: list[Path] = field(default_factory=list)  # one reproducer folder per failed case
+    failures: list[Path]  # one reproducer folder per failed case, in the order of the failed results
 
     def counts(self) -> dict[str, Counter]:
         per: dict[str, Counter] = {m.name: Counter() for m in MUTATORS}
         for r in self.results:
             per[r.mutator][r.outcome] += 1
         return per
-
-    @property
-    def codes_seen(self) -> set[int]:
-        return {r.code for r in self.results}
 
     def format(self) -> str:
         total = Counter(r.outcome for r in self.results)
@@ -81,9 +77,8 @@ def fuzz_inputs(seed: int, count: int, workdir: Path, jobs: int = 1) -> InputFuz
     else:
         parts = [_run_share(shares[0])]
     results = sorted((r for part in parts for r in part), key=lambda r: r.index)
-    summary = InputFuzzSummary(seed, results, time.perf_counter() - start)
-    summary.failures = [workdir / "failures" / f"{r.mutator}-{r.index}" for r in results if r.outcome != "ok"]
-    return summary
+    failures = [workdir / "failures" / f"{r.mutator}-{r.index}" for r in results if r.outcome != "ok"]
+    return InputFuzzSummary(seed, results, time.perf_counter() - start, failures)
 
 
 def _prepare_good_build(workdir: Path) -> Path:
