@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import onnx
 from onnx import numpy_helper
 
+import hlsgen
 from hlsgen.fuzz.generator import random_spec
 from hlsgen.fuzz.runner import Result
 from hlsgen.fuzz.shrink import candidates_of, save_reproducer, shrink
@@ -80,7 +82,8 @@ def test_reproducer_replays(tmp_path):
     assert command.startswith("hlsgen build model.onnx") and "--verify csim" in command
     # the replay's build, run as replay.sh runs it (this spec is one that builds: bit-exact)
     args = command.split()[1:]
+    checkout = Path(hlsgen.__file__).resolve().parents[1]  # the code under test, not an installed copy
     done = subprocess.run([sys.executable, "-m", "hlsgen.cli", *args], cwd=folder, capture_output=True, text=True,
-                          env={"HLSGEN_CSIM_PORTABLE": "1", "PATH": "/usr/bin:/bin"})
+                          env={"HLSGEN_CSIM_PORTABLE": "1", "PATH": "/usr/bin:/bin", "PYTHONPATH": str(checkout)})
     assert done.returncode == 0, done.stderr
     assert (folder / "out" / "report.json").is_file()
