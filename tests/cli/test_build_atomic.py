@@ -248,11 +248,26 @@ def test_a_signal_while_the_cli_loads_is_one_line_too(tmp_path):
     Python's traceback of the import; the command's guard (hlsgen.__main__) makes it 130/143 and one line."""
     for sent, (code, lines) in EXITS.items():
         process = _cli(*DIGITS, "-o", str(tmp_path / "out"))
-        time.sleep(0.15)
+        _until_guarded(process)
         process.send_signal(sent)
         _, err = process.communicate(timeout=60)
         assert (process.returncode, _lines(err)) == (code, lines), err
     assert list(tmp_path.iterdir()) == []
+
+
+def _until_guarded(process: subprocess.Popen) -> None:
+    """Wait until the command's guard catches SIGTERM (the kernel's mask of caught signals says so): the CLI
+    then starts loading, for a second or more. A fixed delay raced with Python's own start on a loaded machine,
+    before any guard of hlsgen's can exist."""
+    deadline = time.monotonic() + 60
+    while not int(_status(process.pid).get("SigCgt", "0"), 16) >> (signal.SIGTERM - 1) & 1:
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.005)
+
+
+def _status(pid: int) -> dict[str, str]:
+    lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    return dict(line.split(":\t", 1) for line in lines if ":\t" in line)
 
 
 @contextlib.contextmanager
