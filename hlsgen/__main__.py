@@ -8,11 +8,13 @@ import os
 import signal
 import sys
 
+from .children import adopt_orphans, stop_descendants
 from .errors import INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, Terminated
 
 
 def entry_point() -> None:
     signal.signal(signal.SIGTERM, _terminate)
+    adopt_orphans()
     try:
         from .cli import main
         code = main()
@@ -22,6 +24,7 @@ def entry_point() -> None:
         code = INTERRUPTED_EXIT if isinstance(stop, KeyboardInterrupt) else TERMINATED_EXIT
         print(STOPPED[code], file=sys.stderr)
     if code in STOPPED:
+        stop_descendants()  # the tools' own children (g++ under make) outlive the tool Python killed
         # The cleanup already ran (the staging folder is gone). Leave at once: CPython can still kill an
         # interpreter that caught a Ctrl-C with SIGINT on its way out (its "unhandled KeyboardInterrupt"
         # flag races, python/cpython#128130), which a caller sees as a signal death instead of 130.

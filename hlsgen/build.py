@@ -13,8 +13,9 @@ import onnx
 
 from .build_folder import BUILD_MARKER, is_build_folder
 from .calibration import calibration
+from .children import stop_descendants
 from .config import apply_layer_overrides, dump_yaml, resolved_config
-from .errors import DataError, HlsgenError, MappingError, PathError, UnsupportedModelError, UsageError
+from .errors import DataError, HlsgenError, MappingError, PathError, Terminated, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
 from .hls import write_hls
@@ -150,6 +151,9 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         raise
     except OSError as exc:  # a full disk, a quota: the message names OUT, never the staging folder
         raise _write_error(exc, out, staging.folder) from None
+    except (KeyboardInterrupt, Terminated):
+        stop_descendants()  # a compiler still running would write into the folder being removed
+        raise
     finally:
         staging.discard()
     notices = graph.notices + [n for n in quantized.graph.notices if n not in graph.notices]  # and the quantizer's

@@ -3,6 +3,7 @@ ends in one line naming what to do, its own exit code, and nothing written. (Det
 are tested beside the code that raises it: test_errors.py, test_build.py, test_config.py, hw/, hls/.)"""
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -181,14 +182,14 @@ def test_accuracy_budget_without_labels_is_exit_10(tmp_path, capsys):
 
 
 def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path):
-    """Ctrl-C while the staging folder exists (during --verify rtl's Verilator build, seconds long even on
-    an idle machine, so the signal cannot arrive after the build has finished): exit 130, no OUT, no
-    staging folder."""
+    """Ctrl-C while the staging folder exists, as g++ compiles --verify rtl's Verilator model (make's
+    jobs: seconds long even on an idle machine, so the signal cannot arrive after the build has finished):
+    exit 130, no OUT, no staging folder, and no compiler left running in it."""
     command = [sys.executable, "-m", "hlsgen.cli", "build", MODEL, "--calib", CALIB, "--verify", "rtl",
                "-o", str(tmp_path / "out"), "-q"]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
     deadline = time.monotonic() + 120
-    while not any(p.name.startswith(".out.") and (p / "report.html").exists() for p in tmp_path.iterdir()):
+    while not _working_in(tmp_path, "cc1plus"):  # the Verilator model's compilers run in the staging folder
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
@@ -196,6 +197,22 @@ def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path):
     assert process.returncode == INTERRUPTED_EXIT, err
     assert "interrupted" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
+    assert _working_in(tmp_path) == []  # no compiler of the Verilator build left running there
+
+
+def _working_in(folder, program: str = "") -> list[str]:
+    """The command lines of the processes (running `program`, if given) whose working directory is inside
+    `folder`."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            if proc.name.isdigit() and str(folder) in os.readlink(proc / "cwd"):
+                command = (proc / "cmdline").read_text().replace("\0", " ")
+                if program in command:
+                    found.append(command)
+        except OSError:
+            continue
+    return found
 
 
 def test_json_mode_reports_a_failure_on_stdout_too(tmp_path, capsys):
