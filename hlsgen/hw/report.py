@@ -2,6 +2,7 @@
 plain-text per-layer table for the CLI and bench/mapping.py."""
 from __future__ import annotations
 
+from .clock import at_clock
 from .cycles import ideal_cycles, utilization
 from .mapping import Mapping
 from .queues import attributed
@@ -43,8 +44,6 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "array_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "systolic_array"),
         "vector_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "vector_unit"),
         "io_cycles": {"input": mapping.input_elements, "output": mapping.output_elements},
-        "latency_us": _round(mapping.cycles / t.clock_mhz),
-        "inferences_per_s": _round(t.clock_mhz * 1e6 / mapping.cycles) if mapping.cycles else 0.0,
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
         "weight_storage": _weight_storage(mapping),
         "dram_bytes": sum(layer.dram_bytes for layer in mapping.layers),
@@ -61,8 +60,8 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
               "part": t.device.part}
     described = {"model": f"overlay: one {rows}x{cols} systolic array, a {cols}-lane vector unit and the writer, "
                           "sequenced by the layer program (program.json); `layers` and `total` describe it"}
-    return {"schema": SCHEMA, "model": mapping.graph_name, "target": target, "designs": described | (designs or {}),
-            "layers": layers, "total": total}
+    return at_clock({"schema": SCHEMA, "model": mapping.graph_name, "target": target,
+                     "designs": described | (designs or {}), "layers": layers, "total": total})
 
 
 def _memory_bound(layer, rows: int) -> bool:
