@@ -35,13 +35,14 @@ def page_context(out: Path) -> dict:
         b = layer.get("bits", {})
         return tuple(str(v) if v else "-" for v in (b.get("weights"), b.get("input"), b.get("output")))
 
-    simulated = any("cycles_rtl" in layer for layer in layers)
+    measured = _measured(report)
+    simulated = measured is not None
     columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "DRAM bytes", "model cycles",
-               "RTL cycles", "PE utilization (RTL)" if simulated else "PE utilization (model)"]
+               "RTL cycles", "PE utilization (model)"]
     rows = []
     for layer in layers:
         w, a_in, a_out = bits(layer)
-        rtl = layer.get("cycles_rtl")
+        rtl = (measured or {}).get("layers", {}).get(layer["name"], {}).get("cycles")
         rtl_text = "-" if rtl is None else f"{rtl:,}"
         rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
                      "x".join(map(str, layer.get("output_shape", []))), f"{w}/{a_in}/{a_out}",
@@ -53,11 +54,11 @@ def page_context(out: Path) -> dict:
     charts = []
     if layers:
         cycles = {"model": [layer["cycles"] for layer in layers]}
-        if any("cycles_rtl" in layer for layer in layers):
-            cycles["RTL"] = [layer.get("cycles_rtl", 0) for layer in layers]
+        if simulated:
+            cycles["RTL"] = [measured["layers"].get(layer["name"], {}).get("cycles", 0) for layer in layers]
         charts.append(bar_chart("Cycles per layer", names, cycles))
         charts.append(bar_chart("PE utilization per layer", names,
-                                {"RTL" if simulated else "model": [layer["utilization"] for layer in layers]},
+                                {"model": [layer["utilization"] for layer in layers]},
                                 percent=True, limit=1.0))
         occupancy = _occupancy(layers)
         if occupancy:
@@ -177,13 +178,18 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
     if "data" in quality:
         parts[-1] += f" (on {quality['data']})"
     if report and "total" in report:
-        total = report["total"]
-        if "cycles_rtl" in total:
-            parts.append(f"{total['cycles']:,} modelled / {total['cycles_rtl']:,} RTL cycles per inference, PE "
-                         f"utilization {total['utilization_model']:.1%} modelled / {total['utilization']:.1%} RTL")
+        total, measured = report["total"], _measured(report)
+        if measured is not None:
+            parts.append(f"{total['cycles']:,} modelled / {measured['cycles']:,} RTL cycles per inference, PE "
+                         f"utilization {total['utilization']:.1%} modelled / {measured['utilization']:.1%} RTL")
         else:
             parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
     return "; ".join(parts)
+
+
+def _measured(report: dict | None) -> dict | None:
+    """What `hlsgen sim` measured without backpressure (the figures to set beside the model's), if it ran."""
+    return ((report or {}).get("rtl_simulation") or {}).get("without_backpressure")
 
 
 def write_report_page(out: Path) -> Path:

@@ -122,7 +122,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         raise MismatchError(f"the RTL simulation did not finish (see {work}/run.log)")
     sim_seconds = _simulation_time(work / "run.log") or run_seconds
     result = _compare(_parse(log), expected, program, target, mapping, count, build_seconds, run_seconds, sim_seconds)
-    _record(folder / "report.json", result, program, mapping)
+    _record(folder / "report.json", result, program, mapping, backpressure)
     if result.mismatches:
         image = int(result.mismatches[0].split()[1])
         with step(f"RTL trace of image {image} to find the first wrong layer"):
@@ -217,28 +217,28 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
                      build_seconds, run_seconds, sim_seconds, mismatches, parsed["load"])
 
 
-def _record(path: Path, result: SimResult, program, mapping) -> None:
-    """total.cycles_rtl and layers[].cycles_rtl in report.json; utilization from the RTL's cycles."""
+def _record(path: Path, result: SimResult, program, mapping, backpressure: bool) -> None:
+    """The RTL's measured figures in report.json, beside the model's and never in their place (`total` and
+    `layers` stay modelled): `rtl_simulation.without_backpressure` or `.with_backpressure`, each run of
+    `hlsgen sim` replacing its own mode's."""
     report = json.loads(path.read_text()) if path.is_file() else report_json(mapping)
     rows, cols = program.rows, program.cols
-    for entry in report.get("layers", []):  # the program's rows (a Reshape's has no RTL layer)
-        if entry["name"] in result.layer_cycles:
-            entry["cycles_rtl"] = result.layer_cycles[entry["name"]]
-            entry["utilization_model"] = entry.get("utilization_model", entry.get("utilization"))
-            entry["utilization"] = round(utilization(entry["macs"], entry["cycles_rtl"], rows, cols), 4)
-    total = report.setdefault("total", {})
-    total["cycles_rtl"] = result.cycles_per_inference
-    total["utilization_model"] = total.get("utilization_model", total.get("utilization"))
-    total["utilization"] = round(utilization(mapping.macs, result.cycles_per_inference, rows, cols), 4)
-    total["rtl_simulation"] = {
+    macs = {entry["name"]: entry["macs"] for entry in report.get("layers", [])}
+    layers = {name: {"cycles": cycles, "utilization": round(utilization(macs[name], cycles, rows, cols), 4)}
+              for name, cycles in result.layer_cycles.items() if name in macs}  # a Reshape's row has no RTL layer
+    measured = {
         "images": result.images, "output_integers": result.compared, "bit_exact": not result.mismatches,
-        "cycles_model": result.model_cycles, "input_cycles": result.input_cycles,
+        "cycles": result.cycles_per_inference, "cycles_model": result.model_cycles,
+        "utilization": round(utilization(mapping.macs, result.cycles_per_inference, rows, cols), 4),
+        "input_cycles": result.input_cycles, "layers": layers,
         "verilator_build_s": round(result.build_seconds, 2), "run_s": round(result.run_seconds, 2),
         "simulation_s": round(result.sim_seconds, 3),
         "simulated_cycles_per_s": round(sum(result.cycles) / max(result.sim_seconds, 1e-3)),
     }
     if result.load_cycles is not None:
-        total["rtl_simulation"]["program_load_cycles"] = result.load_cycles
+        measured["program_load_cycles"] = result.load_cycles
+    mode = "with_backpressure" if backpressure else "without_backpressure"
+    report.setdefault("rtl_simulation", {})[mode] = measured
     replace_text(path, json.dumps(report, indent=1) + "\n")
 
 
