@@ -65,6 +65,7 @@ class BuildOptions:
     program: str = "auto"  # the RTL's program: "rom" (the model's top), "external" (the target's top loads
     # program.bin), or auto: external when the model uses external memory and the target's top holds it
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
+    batch: int = 1  # images per run of the program (throughput mode, hlsgen.hw.batching); 1: latency mode
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
     def out_dir(self) -> Path:
@@ -90,6 +91,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     if options.calib is not None:  # read only after the import: check the path before any work
         require_file(options.calib, "file (an .npz of calibration inputs)")
     bit_mode = _parse_bits(options.bits)
+    _check_batch_option(options)
     user_warnings: list[str] = []
     with step("load target"):
         target = load_target(options.target)
@@ -136,6 +138,12 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         mapping = map_model(quantized.graph, target, program="rom" if options.program == "auto" else options.program)
         if options.program == "auto" and (mapping.weights_external or mapping.maps_external or mapping.input_in_dram):
             mapping = overlay_or_rom(mapping, quantized.graph, target, graph.notices)
+        if options.batch > 1:  # the same program at N images per run (the back ends keep the batch-1 one)
+            residency = "external" if mapping.program_external else "rom"
+            mapping = map_model(quantized.graph, target, program=residency, batch=options.batch)
+            if mapping.batching.tail == len(mapping.layers):
+                graph.notices.append(f"--batch {options.batch}: the model ends in no Dense layer to batch; every row "
+                                     "runs once per image, as at batch 1")
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
@@ -158,6 +166,15 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         staging.discard()
     notices = graph.notices + [n for n in quantized.graph.notices if n not in graph.notices]  # and the quantizer's
     return BuildResult(out, target, quantized, measured, bits_table, user_warnings, notices, mapping, verified)
+
+
+def _check_batch_option(options: BuildOptions) -> None:
+    """Before any work: the batched schedule is modelled (program.json, report.json), and the HLS C++ and
+    the RTL do not run it yet, so there is nothing batched for --verify to simulate."""
+    if options.batch > 1 and options.verify:
+        raise UsageError(f"--batch {options.batch} with --verify {','.join(options.verify)}: the HLS C++ and the RTL "
+                         "run one image per call so far (the batched schedule is only modelled in report.json); "
+                         "verify a --batch 1 build")
 
 
 def _check_batch_axes(graph: Graph) -> None:
@@ -253,15 +270,21 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     int_outputs = quantized.run_int(int_inputs)
     write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
     # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
-    design, hls = _write_hls(tmp / "hls", options, target, quantized.graph, int_inputs, int_outputs, mapping,
+    single = mapping if mapping.images == 1 else map_model(quantized.graph, target, program=(
+        "external" if mapping.program_external else "rom"))  # what the back ends run: one image per call
+    design, hls = _write_hls(tmp / "hls", options, target, quantized.graph, int_inputs, int_outputs, single,
                              graph.notices)
     hls_summary = hls.to_json() if design == "overlay" else hls.cost(quantized.graph, target)
     if design == "dataflow":  # the overlay proves its banking when it is written; this design may not meet II=1
         conflicts = check_folder(tmp / "hls")
         hls_summary["bank_conflicts"] = {"count": len(conflicts), "first": [str(c) for c in conflicts[:3]]}
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
-    rtl_summary = write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
-    report = report_json(mapping, {"hls": hls_summary, "rtl": rtl_summary})
+    rtl_summary = write_build_rtl(tmp / "rtl", single, quantized.graph, graph.notices)
+    designs = {"hls": hls_summary, "rtl": rtl_summary}
+    if mapping.images > 1:
+        designs["batch"] = (f"`layers` and `total` model {mapping.images} images per run (program.json's `batch`); "
+                            "OUT/hls and OUT/rtl run one image per call (the batch-1 program)")
+    report = report_json(mapping, designs)
     (tmp / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     try:
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
@@ -270,7 +293,7 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     if options.dump_ir and design == "dataflow":  # the loop nests of its per-layer processes
         (tmp / "loop_ir.txt").write_text(dump(map_model(quantized.graph, target, fuse_pools=False)))
     manifest = {"model": str(options.model), "target": target.name, "bits": options.bits, "hls_design": design,
-                "inputs": quantized.graph.inputs, "outputs": graph.outputs}
+                "batch": options.batch, "inputs": quantized.graph.inputs, "outputs": graph.outputs}
     (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
     (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
     write_report_page(tmp)

@@ -21,9 +21,9 @@ from . import __version__
 from .analysis import NodeCost
 from .build import BuildOptions
 from .build import build as run_build
-from .build_folder import load_build
+from .build_folder import load_build, refuse_batched
 from .calibration import parse_input_range
-from .config import HLS_DESIGNS, PROGRAM_RESIDENCIES, load_config
+from .config import HLS_DESIGNS, MAX_BATCH, PROGRAM_RESIDENCIES, load_config
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, USAGE_EXIT,
                      HlsgenError, MismatchError, PathError, Terminated)
 from .hls.verify import csim_build
@@ -131,13 +131,16 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               help="Where the RTL's layer table lives: rom (in the generated top), external (OUT/rtl/program.bin, "
                    "read over AXI4 on CONTROL.load; every weight then streams from external memory); auto: external when the model uses external memory "
                    "anyway and the target's top holds it, else rom.")
+@click.option("--batch", type=click.IntRange(1, MAX_BATCH), default=1, show_default=True, metavar="N",
+              help="Images per run (throughput mode): the convolutions run image by image, the Dense tail once for "
+                   "the N images, each weight tile loaded once for all N; 1: latency mode.")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          hls_design, program, config_path, quiet, as_json) -> None:
+          hls_design, program, batch, config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -166,7 +169,7 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         input_range=parse_input_range(str(range_text)) if range_text else None,
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
         hls_design=str(option("hls_design", "hls_design", hls_design)),
-        program=str(option("program", "program", program)),
+        program=str(option("program", "program", program)), batch=int(option("batch", "batch", batch)),
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
     console = _progress_console(quiet, as_json)
@@ -191,8 +194,10 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         out_console.print(f"built {result.out} for {result.target.name}: {line}")
         if result.mapping is not None:
             m = result.mapping
-            out_console.print(f"performance model: {m.cycles:,} cycles per inference "
-                              f"({m.cycles / result.target.clock_mhz:,.1f} us at {result.target.clock_mhz:g} MHz), "
+            per = f"per run of {m.images} images ({m.cycles // m.images:,} per image) " if m.images > 1 else "per inference "
+            out_console.print(f"performance model: {m.cycles:,} cycles {per}"
+                              f"({m.cycles / result.target.clock_mhz:,.1f} us at {result.target.clock_mhz:g} MHz, "
+                              f"{m.images * result.target.clock_mhz * 1e6 / m.cycles:,.0f} images/s), "
                               f"PE utilization {m.utilization:.1%}; per layer in {result.out / 'report.json'}")
         for check, details in result.verified.items():
             out_console.print(f"verified {check}: bit-exact, {details}")
@@ -204,7 +209,8 @@ def _build_summary(result) -> dict:
                "warnings": result.warnings, "notices": result.notices}
     summary["verified"] = {check: {"bit_exact": True, "details": details} for check, details in result.verified.items()}
     if result.mapping is not None:
-        summary["performance"] = {"cycles": result.mapping.cycles, "utilization": round(result.mapping.utilization, 4)}
+        summary["performance"] = {"cycles": result.mapping.cycles, "batch": result.mapping.images,
+                                  "utilization": round(result.mapping.utilization, 4)}
     return summary
 
 
@@ -245,6 +251,7 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
     """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference
     (exit 5 names the first differing layer, image and element)."""
 
+    refuse_batched(Path(out), "csim")
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "csim"):
         result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable,
@@ -273,6 +280,7 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
     reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
     BUILD/report.json."""
 
+    refuse_batched(Path(out), "sim")
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
         result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),

@@ -8,6 +8,7 @@ overrides resolve by layer name, then op type (Conv, Dense, ...), then the model
     bits: 8                 # or auto
     max_accuracy_drop: 0.01
     verify: [csim, rtl]
+    batch: 8                # images per run (throughput mode; 1: latency mode)
     layers:
       Conv: {weight_bits: 6}          # every Conv ...
       conv1: {weight_bits: 8, act_bits: 8}   # ... except conv1
@@ -25,9 +26,10 @@ from .ir import Graph
 from .quant import BitConfig
 
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
-               "input_range", "hls_design", "program"}
+               "input_range", "hls_design", "program", "batch"}
 HLS_DESIGNS = ("auto", "overlay", "dataflow")
 PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # build's --program (map_model takes rom or external)
+MAX_BATCH = 4096  # images per run (--batch): more only multiplies the on-chip vectors past any activation memory
 LAYER_KEYS = {"weight_bits", "act_bits"}
 WEIGHTED_OPS = ("Conv", "Dense")
 BITS_VALUES = ("auto", *(str(b) for b in range(2, 9)))
@@ -94,6 +96,9 @@ def _check_types(p: Path, data: dict[str, Any]) -> None:
     verify = data.get("verify", [])
     if not isinstance(verify, str) and not (isinstance(verify, list) and all(isinstance(v, str) for v in verify)):
         bad("verify", "a list of checks (csim, rtl)")
+    if "batch" in data and not (isinstance(data["batch"], int) and not isinstance(data["batch"], bool)
+                                and 1 <= data["batch"] <= MAX_BATCH):
+        bad("batch", f"a whole number of images from 1 to {MAX_BATCH}")
     if "dump_ir" in data and not isinstance(data["dump_ir"], bool):
         bad("dump_ir", "true or false")
     if "layers" in data and not isinstance(data["layers"], dict):
@@ -136,7 +141,7 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         "bits": options.bits,
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
         "verify": list(options.verify), "dump_ir": options.dump_ir, "hls_design": options.hls_design,
-        "program": options.program, "layers": layers,
+        "program": options.program, "batch": options.batch, "layers": layers,
     }
     return {k: v for k, v in config.items() if v is not None}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -24,8 +25,11 @@ from .resources import estimate, fit
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
 
+if TYPE_CHECKING:
+    from .batching import Batching
+
 ARRAY, VECTOR, NONE, DMA = "systolic_array", "vector_unit", "none", "dma"
-PROGRAM_SCHEMA = 2  # 2: rows carry `wait` (hlsgen.hw.queues)
+PROGRAM_SCHEMA = 3  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad")
@@ -140,6 +144,7 @@ class LayerMap:
     band: Band | None = None  # a band of the layer (None: the whole layer)
     move: Move | None = None  # a dma row's copy
     wait: int = 0  # rows of the other queue that finish before this one starts (hlsgen.hw.queues)
+    images: int = 1  # images one run of the row computes (a batched tail row: N, hlsgen.hw.batching)
 
     @property
     def dram_bytes(self) -> int:
@@ -161,7 +166,8 @@ class LayerMap:
                "weight_bytes": self.weight_bytes, "macs": self.macs, "cycles": self.cycles,
                "buffers": {b.name: [b.used, b.capacity] for b in self.buffers},
                "live": list(self.live), "transfers": [t.to_json() for t in self.transfers],
-               "band": self.band.to_json() if self.band else None, "move": self.move.to_json() if self.move else None, "wait": self.wait}
+               "band": self.band.to_json() if self.band else None, "move": self.move.to_json() if self.move else None, "wait": self.wait,
+               "images": self.images}
         return row
 
 
@@ -177,6 +183,7 @@ class Mapping:
     memory: Memory | None = None  # where every feature map lives
     weights_external: bool = False  # the weights exceed the weight memory: they stream from external memory
     program_external: bool = False  # the RTL reads its layer table from the program image (CONTROL.load)
+    batching: Batching | None = None  # which rows run once for N images (None: batch 1)
 
     @property
     def maps_external(self) -> bool:
@@ -212,23 +219,41 @@ class Mapping:
                 "rows": [layer.to_json(t.array.rows) for layer in self.layers],
                 "memory": self.memory.to_json() if self.memory else None,
                 "residency": self.residency,
-                "cycles": {"input": self.input_elements, "layers": self.layer_cycles,
-                           "output": self.output_elements, "total": self.cycles},
+                "batch": self.batching.to_json() if self.batching else {"images": 1, "tail": len(self.layers),
+                                                                          "held": [], "held_bytes": 0},
+                "cycles": {"input": self.images * self.input_elements, "layers": self.layer_cycles,
+                           "output": self.images * self.output_elements, "total": self.cycles},
                 "resources": self.resources, "fit": self.fit}
 
     @property
+    def images(self) -> int:
+        """Images per run of the program (--batch N; 1: latency mode)."""
+        return self.batching.images if self.batching else 1
+
+    def runs(self, index: int) -> int:
+        """How often row `index` runs per run of the program (a head row once per image)."""
+        return self.batching.runs(index) if self.batching else 1
+
+    @property
     def macs(self) -> int:
-        return sum(layer.macs for layer in self.layers)
+        return sum(self.runs(i) * layer.macs for i, layer in enumerate(self.layers))
 
     @property
     def layer_cycles(self) -> int:
-        """The rows' cycles on the two queues (hlsgen.hw.queues): the DMA unit's copies beside the engines."""
+        """The rows' cycles on the two queues (hlsgen.hw.queues): the DMA unit's copies beside the engines.
+        Batched: the head's N times, then the tail's (it starts when the last image's head has ended)."""
         from .queues import schedule  # the queues read this module's rows
-        return max((end for _, end in schedule(list(self.layers))), default=0)
+        if self.images == 1:
+            return max((end for _, end in schedule(list(self.layers))), default=0)
+        tail = self.batching.tail
+        head = max((end for _, end in schedule(list(self.layers[:tail]))), default=0)
+        return self.images * head + sum(layer.cycles for layer in self.layers[tail:])
 
     @property
     def cycles(self) -> int:
-        return cyc.inference_cycles(self.input_elements, [self.layer_cycles], self.output_elements)
+        """One run of the program: its N images in, through the layers, out."""
+        return cyc.inference_cycles(self.images * self.input_elements, [self.layer_cycles],
+                                    self.images * self.output_elements)
 
     @property
     def ideal_cycles(self) -> int:
@@ -243,7 +268,7 @@ class Mapping:
 
 
 def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: str = "rom",
-              packed: bool | None = None) -> Mapping:
+              packed: bool | None = None, batch: int = 1) -> Mapping:
     """The layer program of the integer graph `graph` on `target` (topological order = execution order).
     `fuse_pools=False` gives every MaxPool a row of its own (the per-layer dataflow HLS design's program).
     `program`: where the RTL's program lives, `rom` (the model's own top) or `external` (the target's top loads
@@ -252,19 +277,20 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
     An input image of fewer channels than R that do not divide it (RGB) is kept whole in every bank (G = 1,
     its readers' taps unpadded) unless that puts it in external memory (or does not fit at all): then also
     packed (hlsgen.hw.placement.few_channel_banks: C times fewer words to hold and to load, padded taps), and
-    the program with fewer cycles is kept (`packed` True or False: that layout only)."""
+    the program with fewer cycles is kept (`packed` True or False: that layout only).
+    `batch` N > 1: throughput mode, N images per run, the Dense tail batched (hlsgen.hw.batching)."""
     if packed is not None:
-        return _map_model(graph, target, fuse_pools, program, packed)
+        return _map_model(graph, target, fuse_pools, program, packed, batch)
     whole = failure = None
     try:
-        whole = _map_model(graph, target, fuse_pools, program, packed=False)
+        whole = _map_model(graph, target, fuse_pools, program, False, batch)
     except MappingError as error:
         failure = error
     if not _few_channel_inputs(graph, target) or (whole is not None and not whole.input_in_dram):
         if failure is not None:
             raise failure
         return whole
-    packed = _map_model(graph, target, fuse_pools, program, packed=True)
+    packed = _map_model(graph, target, fuse_pools, program, True, batch)
     return packed if whole is None or packed.cycles < whole.cycles else whole
 
 
@@ -276,14 +302,15 @@ def _few_channel_inputs(graph: Graph, target: Target) -> bool:
         for t in graph.inputs)
 
 
-def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool) -> Mapping:
+def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool, batch: int) -> Mapping:
     if program not in ("rom", "external"):
         raise ValueError(f"program residency {program!r} is neither rom nor external")
     external = program == "external"
     if external and target.external_memory is None:
         raise MappingError(f"--program external reads the layer program from external memory, and target "
                            f"{target.name!r} has no external_memory")
-    from .banding import finish_moves, fit_activation_memory  # banding and queues build on this module's rows
+    from .banding import finish_moves, fit_activation_memory  # banding, queues and batching build on its rows
+    from .batching import batch_program, check_fit
     from .queues import with_waits
 
     layers, weight_total, overflow = [], 0, None
@@ -319,9 +346,11 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
                            f"{used[name]:,} {name.upper()}, the device has {budget['budget'][name]:,}")
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
     layers = with_waits(finish_moves(layers, memory, target), memory)
+    layers, batching = batch_program(graph, layers, target, batch)
+    check_fit(graph, layers, batching, target)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
-                   memory, overflow is not None or external, external)
+                   memory, overflow is not None or external, external, batching if batch > 1 else None)
 
 
 def _external_weights(layer: LayerMap, target: Target) -> LayerMap:

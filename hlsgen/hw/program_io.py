@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..errors import PathError
 from ..ir import Graph
+from .batching import Batching
 from .mapping import PROGRAM_SCHEMA, Band, BufferUse, LayerMap, Mapping, Move, Transfer, VectorTiles
 from .placement import MapPlacement, Memory
 from .target import Target
@@ -32,9 +33,12 @@ def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
     maps = tuple(_placement(name, fields, graph) for name, fields in m["maps"].items())
     memory = Memory(maps, dict(m["aliases"]), tuple(m["plane_depth"]), m["depthwise_depth"], m["depthwise_copies"],
                     m["dram_words"])
-    cycles = data["cycles"]
-    return Mapping(target, data["model"], layers, cycles["input"], cycles["output"], data["resources"], data["fit"],
-                   memory, data["residency"]["weights"] == "external", data["residency"]["program"] == "external")
+    cycles, batch = data["cycles"], data["batch"]
+    batching = Batching(batch["images"], batch["tail"], tuple(batch["held"]), batch["held_bytes"])
+    return Mapping(target, data["model"], layers, cycles["input"] // batching.images,
+                   cycles["output"] // batching.images, data["resources"], data["fit"], memory,
+                   data["residency"]["weights"] == "external", data["residency"]["program"] == "external",
+                   batching if batching.images > 1 else None)
 
 
 def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
@@ -57,7 +61,7 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
                     tuple(row["nodes"]), tuple(row["fused_pool"]) if row["fused_pool"] else None,
                     row["accumulator_bits"] or 0,
                     tuple(Transfer(t["what"], t["direction"], t["bytes"]) for t in row["transfers"]),
-                    _band(row["band"]), _move(row["move"]), row["wait"])
+                    _band(row["band"]), _move(row["move"]), row["wait"], row["images"])
 
 
 def _band(b: dict | None) -> Band | None:

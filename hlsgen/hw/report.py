@@ -21,18 +21,21 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
     t = mapping.target
     rows, cols = t.array.rows, t.array.cols
     layers = []
-    for layer, cycles in zip(mapping.layers, attributed(list(mapping.layers))):
+    for i, (layer, share) in enumerate(zip(mapping.layers, attributed(list(mapping.layers)))):
+        runs = mapping.runs(i)  # a batch's head row runs once per image: its figures are the batch's
+        macs, cycles = runs * layer.macs, runs * share
         layers.append({
             "name": layer.name, "nodes": list(layer.nodes), "op": layer.op, "unit": layer.unit, "kind": layer.kind,
             "inputs": list(layer.inputs), "output": layer.output,
             "input_shape": list(layer.input_shape), "output_shape": list(layer.output_shape),
             "tiles": layer.tiles.to_json(rows) if hasattr(layer.tiles, "work") else
                      (layer.tiles.to_json() if layer.tiles else {}),
-            "macs": layer.macs, "cycles": cycles, "ideal_cycles": ideal_cycles(layer.macs, rows, cols),
-            "utilization": _round(utilization(layer.macs, cycles, rows, cols)),
+            "macs": macs, "cycles": cycles, "ideal_cycles": ideal_cycles(macs, rows, cols),
+            "utilization": _round(utilization(macs, cycles, rows, cols)),
+            "runs": runs, "images": layer.images,  # per run of the program: runs x images = its batch
             "buffers": {b.name: b.to_json() for b in layer.buffers},
             "weight_bytes": layer.weight_bytes,
-            "dram_bytes": layer.dram_bytes,  # moved through the external memory port
+            "dram_bytes": runs * layer.dram_bytes,  # moved through the external memory port
             "memory_bound": _memory_bound(layer, rows),
             "bits": dict(zip(("input", "output", "weights"), layer.bits)),  # weights 0: the layer has none
         })
@@ -41,15 +44,19 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "macs": mapping.macs, "cycles": mapping.cycles, "ideal_cycles": mapping.ideal_cycles,
         "utilization": _round(mapping.utilization),
         "layer_cycles": mapping.layer_cycles,
-        "array_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "systolic_array"),
-        "vector_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "vector_unit"),
-        "io_cycles": {"input": mapping.input_elements, "output": mapping.output_elements},
+        "array_cycles": _unit_cycles(mapping, "systolic_array"),
+        "vector_cycles": _unit_cycles(mapping, "vector_unit"),
+        "io_cycles": {"input": mapping.images * mapping.input_elements,
+                      "output": mapping.images * mapping.output_elements},
+        "batch": mapping.images,  # at_clock times one run of `batch` images
+        "cycles_per_image": _round(mapping.cycles / mapping.images),
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),
         "weight_storage": _weight_storage(mapping),
-        "dram_bytes": sum(layer.dram_bytes for layer in mapping.layers),
-        "dram_bytes_by_what": {what: sum(t.bytes for layer in mapping.layers for t in layer.transfers if t.what == what)
+        "dram_bytes": sum(mapping.runs(i) * layer.dram_bytes for i, layer in enumerate(mapping.layers)),
+        "dram_bytes_by_what": {what: sum(mapping.runs(i) * t.bytes for i, layer in enumerate(mapping.layers)
+                                         for t in layer.transfers if t.what == what)
                                for what in ("weights", "feature_maps")},
-        "dma_cycles": sum(layer.cycles for layer in mapping.layers if layer.unit == "dma"),
+        "dma_cycles": _unit_cycles(mapping, "dma"),
         "residency": mapping.residency,
         "peak_activation_bytes": peak.buffers[0].used if peak else 0,
         "peak_activation_layer": peak.name if peak else None,
@@ -62,6 +69,10 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
                           "sequenced by the layer program (program.json); `layers` and `total` describe it"}
     return at_clock({"schema": SCHEMA, "model": mapping.graph_name, "target": target,
                      "designs": described | (designs or {}), "layers": layers, "total": total})
+
+
+def _unit_cycles(mapping: Mapping, unit: str) -> int:
+    return sum(mapping.runs(i) * layer.cycles for i, layer in enumerate(mapping.layers) if layer.unit == unit)
 
 
 def _memory_bound(layer, rows: int) -> bool:
@@ -144,9 +155,14 @@ def format_table(mapping: Mapping, only_array: bool = False) -> str:
         util = utilization(layer.macs, layer.cycles, rows, cols)
         lines.append(f"{layer.name[:20]:<20} {op:<13} {unit:<7} {shape:<30} {layer.macs:>11,} {layer.cycles:>9,} "
                      f"{util:>6.1%}")
-    lines.append(f"{'total (+ ' + str(mapping.input_elements + mapping.output_elements) + ' I/O beats)':<73}"
+    lines.append(f"{'total (+ ' + str(mapping.images * (mapping.input_elements + mapping.output_elements)) + ' I/O beats)':<73}"
                  f"{mapping.macs:>11,} {mapping.cycles:>9,} {mapping.utilization:>6.1%}")
     lines.append(f"ideal {mapping.ideal_cycles:,} cycles; {mapping.cycles / t.clock_mhz:,.1f} us at {t.clock_mhz:g} MHz "
-                 f"({t.clock_mhz * 1e6 / mapping.cycles:,.0f} inferences/s)"
+                 f"({mapping.images * t.clock_mhz * 1e6 / mapping.cycles:,.0f} images/s)"
                  if mapping.cycles else "no cycles")
+    if mapping.images > 1:
+        lines.append(f"batch {mapping.images}: rows from {mapping.layers[mapping.batching.tail].name!r} on run once for "
+                     f"the {mapping.images} images, the rows before once per image"
+                     if mapping.batching.tail < len(mapping.layers) else
+                     f"batch {mapping.images}: no Dense tail to batch; every row runs once per image")
     return "\n".join(lines)

@@ -1,0 +1,146 @@
+"""Throughput mode (--batch N): the head runs image by image, the Dense tail once for the N images with each
+weight tile loaded once; cycles by docs/hardware.md's formula, the report's images per second, the memory
+the batch holds, and the build's options."""
+import json
+import re
+
+import pytest
+
+from hlsgen.errors import MappingError, UsageError
+from hlsgen.hw import map_model
+from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
+from hlsgen.hw.mapping import tensor_bytes
+from hlsgen.hw.program_io import read_program, write_program
+from hlsgen.hw.queues import schedule
+from hlsgen.hw.report import report_json
+from hlsgen.hw.target import Buffer
+from tests.cli.test_build import CALIB, MODEL
+from tests.cli.test_errors import assert_one_line_error, run_cli
+from tests.hw.models import integer_graph, target_with
+
+
+def dense_utilization(mapping) -> dict:
+    return {row["name"]: row["utilization"] for row in report_json(mapping)["layers"] if row["kind"] == "dense"}
+
+
+def test_batch_1_is_latency_mode_unchanged():
+    graph, target = integer_graph("digits"), target_with()
+    default, one = map_model(graph, target), map_model(graph, target, batch=1)
+    assert one == default and one.batching is None and one.images == 1
+    assert report_json(one)["total"]["batch"] == 1
+
+
+@pytest.mark.parametrize("name, rows", [("systolic16x16", 16), ("systolic8x8", 8)])
+@pytest.mark.parametrize("n", [8, 32])
+def test_the_dense_tail_streams_n_vectors_through_each_weight_tile(name, rows, n):
+    graph, target = integer_graph("digits"), target_with(name)
+    single, batched = map_model(graph, target), map_model(graph, target, batch=n)
+    tail = batched.batching.tail
+    assert [row.name for row in batched.layers[tail:]] == ["fc1", "fc2"]  # the convolutions run image by image
+    assert batched.layers[:tail] == single.layers[:tail]
+    for one, row in zip(single.layers[tail:], batched.layers[tail:]):
+        assert row.images == n and row.tiles.work.pixels == n and row.macs == n * one.macs
+        assert row.tiles.row_tiles == one.tiles.row_tiles and row.tiles.col_tiles == one.tiles.col_tiles
+        assert row.cycles == weight_stationary_cycles(rows, target.array.cols, 1, row.tiles.row_tiles,
+                                                      row.tiles.col_tiles, [n], None, 0)
+    head = max(end for _, end in schedule(list(batched.layers[:tail])))
+    assert batched.cycles == inference_cycles(n * single.input_elements,
+                                              [n * head + sum(r.cycles for r in batched.layers[tail:])],
+                                              n * single.output_elements)
+    assert batched.batching.held == (batched.layers[tail].inputs[0],)
+    assert batched.batching.held_bytes == n * tensor_bytes(graph, batched.layers[tail].inputs[0])
+    assert batched.cycles / n < single.cycles
+
+
+def test_fc_utilization_and_images_per_second_rise_with_the_batch():
+    graph, target = integer_graph("digits"), target_with()
+    reports = {n: report_json(map_model(graph, target, batch=n)) for n in (1, 8, 32)}
+    fc1 = [dense_utilization(map_model(graph, target, batch=n))["fc1"] for n in (1, 8, 32)]
+    assert fc1[0] < 0.07 and fc1[0] < fc1[1] < fc1[2] and fc1[2] > 0.95  # 6% of the array at batch 1
+    rate = [reports[n]["total"]["images_per_s"] for n in (1, 8, 32)]
+    assert rate[0] < rate[1] < rate[2]
+    for n, report in reports.items():
+        total = report["total"]
+        assert total["batch"] == n and total["clock"] == {"mhz": 200, "source": "target clock_mhz"}
+        assert total["images_per_s"] == pytest.approx(n * 200e6 / total["cycles"], rel=1e-6)
+        assert total["latency_us"] == pytest.approx(total["cycles"] / 200, abs=1e-4)
+        assert total["cycles_per_image"] == pytest.approx(total["cycles"] / n, abs=1e-4)
+        runs = {row["name"]: (row["runs"], row["images"]) for row in report["layers"]}
+        assert runs == {"conv1+pool1": (n, 1), "conv2+pool2": (n, 1), "fc1": (1, n), "fc2": (1, n)}
+        assert total["macs"] == sum(row["macs"] for row in report["layers"])
+        assert total["macs"] == n * reports[1]["total"]["macs"]
+
+
+def test_weights_from_external_memory_load_once_per_batch():
+    graph, target = integer_graph("digits"), target_with(buffers__weight=Buffer(16, 16))
+    single, batched = map_model(graph, target), map_model(graph, target, batch=8)
+    assert batched.weights_external
+    fc1 = [r for r in batched.layers if r.name == "fc1"][0]
+    assert fc1.transfers == [r for r in single.layers if r.name == "fc1"][0].transfers  # one load for 8 images
+    assert report_json(batched)["total"]["dram_bytes_by_what"]["weights"] < 8 * single.layers[0].dram_bytes + \
+        8 * sum(r.dram_bytes for r in single.layers)
+
+
+def test_a_model_without_a_dense_tail_runs_every_row_per_image():
+    graph, target = integer_graph("vector_ops"), target_with()
+    single = map_model(graph, target)
+    batched = map_model(graph, target, batch=4)
+    tail = batched.batching.tail
+    assert [r.name for r in batched.layers[tail:]] == ["fc_1"]
+    no_dense = integer_graph("mobilenet")
+    conv_only = map_model(no_dense, target, batch=4)
+    assert conv_only.batching.tail <= len(conv_only.layers)
+    assert single.images == 1 and batched.images == 4
+
+
+def test_a_batch_whose_vectors_do_not_fit_names_the_batch_and_one_that_does():
+    graph, target = integer_graph("digits"), target_with()
+    with pytest.raises(MappingError, match=r"--batch 4096: row '.*' needs .* bytes .* kept on chip.* use --batch \d+ or less") as info:
+        map_model(graph, target, batch=4096)
+    assert info.value.exit_code == 3 and "\n" not in str(info.value)
+    fits = int(re.search(r"use --batch (\d+)", str(info.value)).group(1))
+    assert 32 < fits < 4096
+    map_model(graph, target, batch=fits)  # the suggested batch maps, one more does not
+    with pytest.raises(MappingError):
+        map_model(graph, target, batch=fits + 1)
+
+
+def test_the_batched_program_reads_back_equal(tmp_path):
+    graph, target = integer_graph("digits"), target_with()
+    mapping = map_model(graph, target, batch=8)
+    write_program(mapping, tmp_path)
+    again = read_program(tmp_path, graph, target)
+    assert again == mapping and again.cycles == mapping.cycles
+    assert json.loads((tmp_path / "program.json").read_text())["batch"] == {
+        "images": 8, "tail": 2, "held": [mapping.layers[2].inputs[0]], "held_bytes": mapping.batching.held_bytes}
+
+
+def test_build_batch_writes_the_batched_model_and_refuses_to_simulate_it(capsys, tmp_path):
+    out = tmp_path / "b"
+    code, stdout, _ = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--target", "systolic8x8", "--batch", "8",
+                              "-o", str(out))
+    assert code == 0 and "per run of 8 images" in stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["total"]["batch"] == 8 and "batch" in report["designs"]
+    assert json.loads((out / "program.json").read_text())["batch"]["images"] == 8
+    assert "batch: 8" in (out / "config.yaml").read_text()
+    for command in ("csim", "sim"):
+        code, _, err = run_cli(capsys, command, str(out))
+        assert code == UsageError.exit_code
+        assert_one_line_error(err, "--batch 8 build", "--batch 1")
+
+
+def test_build_batch_with_verify_fails_up_front(capsys, tmp_path):
+    code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--batch", "4", "--verify", "rtl",
+                           "-o", str(tmp_path / "b"))
+    assert code == UsageError.exit_code and not (tmp_path / "b").exists()
+    assert_one_line_error(err, "--batch 4 with --verify rtl", "one image per call")
+
+
+@pytest.mark.parametrize("text", ["batch: 0\n", "batch: true\n", "batch: 2.5\n", "batch: 100000\n"])
+def test_a_bad_batch_in_the_config_is_a_usage_error(capsys, tmp_path, text):
+    config = tmp_path / "c.yaml"
+    config.write_text(text)
+    code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--config", str(config), "-o", str(tmp_path / "b"))
+    assert code == UsageError.exit_code
+    assert_one_line_error(err, "batch must be a whole number of images")
