@@ -169,12 +169,14 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
 
 
 def _check_batch_option(options: BuildOptions) -> None:
-    """Before any work: the batched schedule is modelled (program.json, report.json), and the HLS C++ and
-    the RTL do not run it yet, so there is nothing batched for --verify to simulate."""
-    if options.batch > 1 and options.verify:
-        raise UsageError(f"--batch {options.batch} with --verify {','.join(options.verify)}: the HLS C++ and the RTL "
-                         "run one image per call so far (the batched schedule is only modelled in report.json); "
-                         "verify a --batch 1 build")
+    """Before any work: the HLS C++ runs the batched schedule, the RTL not yet (it runs one image per call),
+    so there is nothing batched for --verify rtl to simulate."""
+    if options.batch > 1 and options.hls_design == "dataflow":
+        raise UsageError(f"--batch {options.batch} with --hls-design dataflow: only the overlay design runs a batch "
+                         "(--hls-design overlay or auto)")
+    if options.batch > 1 and "rtl" in options.verify:
+        raise UsageError(f"--batch {options.batch} with --verify rtl: the RTL runs one image per call so far (the "
+                         "HLS C++ runs the batch: --verify csim); verify the RTL of a --batch 1 build")
 
 
 def _check_batch_axes(graph: Graph) -> None:
@@ -270,20 +272,20 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     int_outputs = quantized.run_int(int_inputs)
     write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
     # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
-    single = mapping if mapping.images == 1 else map_model(quantized.graph, target, program=(
-        "external" if mapping.program_external else "rom"))  # what the back ends run: one image per call
-    design, hls = _write_hls(tmp / "hls", options, target, quantized.graph, int_inputs, int_outputs, single,
+    design, hls = _write_hls(tmp / "hls", options, target, quantized.graph, int_inputs, int_outputs, mapping,
                              graph.notices)
     hls_summary = hls.to_json() if design == "overlay" else hls.cost(quantized.graph, target)
     if design == "dataflow":  # the overlay proves its banking when it is written; this design may not meet II=1
         conflicts = check_folder(tmp / "hls")
         hls_summary["bank_conflicts"] = {"count": len(conflicts), "first": [str(c) for c in conflicts[:3]]}
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
+    single = mapping if mapping.images == 1 else map_model(quantized.graph, target, program=(
+        "external" if mapping.program_external else "rom"))  # the RTL's: one image per call
     rtl_summary = write_build_rtl(tmp / "rtl", single, quantized.graph, graph.notices)
     designs = {"hls": hls_summary, "rtl": rtl_summary}
     if mapping.images > 1:
-        designs["batch"] = (f"`layers` and `total` model {mapping.images} images per run (program.json's `batch`); "
-                            "OUT/hls and OUT/rtl run one image per call (the batch-1 program)")
+        designs["batch"] = (f"`layers`, `total` and OUT/hls run {mapping.images} images per call (program.json's "
+                            "`batch`); OUT/rtl runs one image per call (the batch-1 program)")
     report = report_json(mapping, designs)
     (tmp / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     try:
@@ -334,7 +336,8 @@ def _write_hls(folder: Path, options: BuildOptions, target: Target, graph: Graph
     memory). Returns (design, what write_hls gave)."""
     args = (folder, graph, target, Path(options.model).stem, Path(options.model).name, int_inputs, int_outputs,
             mapping)
-    if options.hls_design != "auto" or mapping.maps_external:  # only the overlay moves maps to external memory
+    # only the overlay moves maps to external memory and runs a batch
+    if options.hls_design != "auto" or mapping.maps_external or mapping.images > 1:
         design = "overlay" if options.hls_design == "auto" else options.hls_design
         return design, write_hls(*args, design=design)
     try:

@@ -33,13 +33,13 @@ def load_build(folder: Path) -> QuantizedModel:
         return QuantizedModel(Lowered(integer, [], {}, host_softmax), float_graph)
 
 
-def refuse_batched(folder: Path, command: str) -> None:
-    """`csim` and `sim` check the batched schedule of a --batch N build against nothing: its HLS C++ and RTL
-    run one image per call (hlsgen.build writes the batch-1 program for them), so they refuse it up front."""
+def refuse_batched(folder: Path) -> None:
+    """`sim` of a --batch N build checks nothing batched: its RTL runs one image per call (hlsgen.build
+    writes the batch-1 program for it; the HLS C++ runs the batch), so it refuses up front."""
     try:
         batch = json.loads((Path(folder) / BUILD_MARKER).read_text()).get("batch", 1)
     except (OSError, ValueError, AttributeError):
         return  # not a readable build folder: the command itself says so
     if isinstance(batch, int) and batch > 1:
-        raise UsageError(f"hlsgen {command} {folder}: a --batch {batch} build; its HLS C++ and RTL do not run the "
-                         "batched schedule yet, so simulate a --batch 1 build of the model")
+        raise UsageError(f"hlsgen sim {folder}: a --batch {batch} build, whose RTL does not run the batched schedule "
+                         "yet (its C++ does: hlsgen csim); simulate the RTL of a --batch 1 build of the model")

@@ -251,7 +251,6 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
     """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference
     (exit 5 names the first differing layer, image and element)."""
 
-    refuse_batched(Path(out), "csim")
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "csim"):
         result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable,
@@ -280,7 +279,7 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
     reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
     BUILD/report.json."""
 
-    refuse_batched(Path(out), "sim")
+    refuse_batched(Path(out))
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
         result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),

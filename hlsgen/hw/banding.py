@@ -29,7 +29,7 @@ from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .overlay_memory import MemorySplit
-from .placement import FeatureMap, Memory, choose_banks, map_shape, place_maps, read_lanes
+from .placement import FeatureMap, Memory, batched_maps, choose_banks, map_shape, place_maps, read_lanes
 from .queues import queue_cycles
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
@@ -63,6 +63,7 @@ class _Planner:
         for t in self.outputs:
             self.death[t] = len(layers)
         self.root = root
+        self.batched = batched_maps(layers)  # a batch's maps: N images each, the head's held from the start
         self.size = self._sizes()
         self.external: set[str] = set()
         self.lanes = target.array.cols
@@ -72,8 +73,11 @@ class _Planner:
         """Bytes each stored map occupies on chip: its words per bank (placement's banks) x R, with its
         depthwise window copies."""
         R = self.target.array.rows
-        maps = {t: FeatureMap(t, *map_shape(self.graph.shape(t)), self.graph.quant[t], self.birth[t])
-                for t in self.birth}
+        maps = {}
+        for t in self.birth:
+            c, h, w = map_shape(self.graph.shape(t))
+            images = self.batched.get(t, (1, False))[0]
+            maps[t] = FeatureMap(t, c, h * images, w, self.graph.quant[t], self.birth[t], images=images)
         for i, layer in enumerate(self.layers):
             for t in self.operands[i][0]:
                 maps[t].array_read |= layer.unit == ARRAY and layer.kind != "depthwise"
@@ -105,7 +109,8 @@ class _Planner:
         return tuple(max(((need[k], name) for need, name in needs), key=lambda x: x[0]) for k in (0, 1))
 
     def alive(self, i: int) -> list[str]:
-        return [t for t in self.birth if self.birth[t] <= i <= self.death[t]]
+        held = {t for t, (_, head) in self.batched.items() if head}
+        return [t for t in self.birth if (-1 if t in held else self.birth[t]) <= i <= self.death[t]]
 
     def resident(self, i: int) -> tuple[int, int]:
         """Bytes of the planes and of the depthwise copies the maps on chip live at row i occupy."""

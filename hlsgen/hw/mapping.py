@@ -279,6 +279,14 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
     packed (hlsgen.hw.placement.few_channel_banks: C times fewer words to hold and to load, padded taps), and
     the program with fewer cycles is kept (`packed` True or False: that layout only).
     `batch` N > 1: throughput mode, N images per run, the Dense tail batched (hlsgen.hw.batching)."""
+    if batch > 1:
+        return _batched_model(graph, target, fuse_pools, program, packed, batch)
+    return _map_layouts(graph, target, fuse_pools, program, packed, batch)
+
+
+def _map_layouts(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool | None,
+                 batch: int) -> Mapping:
+    """The program in the input layout `packed`, or (None) in the one with fewer cycles (map_model)."""
     if packed is not None:
         return _map_model(graph, target, fuse_pools, program, packed, batch)
     whole = failure = None
@@ -292,6 +300,32 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
         return whole
     packed = _map_model(graph, target, fuse_pools, program, True, batch)
     return packed if whole is None or packed.cycles < whole.cycles else whole
+
+
+def _batched_model(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool | None,
+                   batch: int) -> Mapping:
+    """map_model at `batch` images per run; where its maps do not fit on chip, the MappingError names the
+    largest batch that does (bisection: a batch's maps only grow with it)."""
+    def attempt(n: int) -> Mapping:
+        return _map_layouts(graph, target, fuse_pools, program, packed, n)
+
+    try:
+        return attempt(batch)
+    except MappingError as error:
+        failure = error
+    if attempt(1).maps_external:
+        raise MappingError(f"--batch {batch}: the model keeps feature maps in external memory even at batch 1, and "
+                           "a batch runs with every map on chip; build it with --batch 1") from None
+    fits, over = 1, batch
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        try:
+            attempt(middle)
+            fits = middle
+        except MappingError:
+            over = middle
+    why = str(failure) if str(failure).startswith("--batch") else f"--batch {batch}: {failure}"
+    raise MappingError(f"{why}; use --batch {fits} or less") from None
 
 
 def _few_channel_inputs(graph: Graph, target: Target) -> bool:
@@ -310,7 +344,7 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
         raise MappingError(f"--program external reads the layer program from external memory, and target "
                            f"{target.name!r} has no external_memory")
     from .banding import finish_moves, fit_activation_memory  # banding, queues and batching build on its rows
-    from .batching import batch_program, check_fit
+    from .batching import batch_rows, check_on_chip
     from .queues import with_waits
 
     layers, weight_total, overflow = [], 0, None
@@ -323,6 +357,8 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
         if overflow is None and weight_total > target.buffers.weight.bytes:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
+    layers, batching = batch_rows(graph, layers, target, batch)  # the tail's maps hold N images: before the fit
+
     def weights(rows: list[LayerMap]) -> list[LayerMap]:
         """The rows with their weights streamed from external memory, when the weight memory overflows (or
         the program is external: every weight streams)."""
@@ -346,8 +382,7 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
                            f"{used[name]:,} {name.upper()}, the device has {budget['budget'][name]:,}")
     elements = lambda names: sum(int(np.prod(graph.shape(t))) for t in names)  # noqa: E731
     layers = with_waits(finish_moves(layers, memory, target), memory)
-    layers, batching = batch_program(graph, layers, target, batch)
-    check_fit(graph, layers, batching, target)
+    check_on_chip(layers, memory, batching)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
                    memory, overflow is not None or external, external, batching if batch > 1 else None)

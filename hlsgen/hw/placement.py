@@ -39,14 +39,19 @@ ALLOCATION_PASSES = 4
 class _Extent:
     """The sizes a map's shape and channel banks give it (for MapPlacement and FeatureMap)."""
 
-    height: int
+    height: int  # a batched map's: its images' heights stacked
     width: int
     channels: int
     lg: int
+    images: int
 
     @property
     def pixels(self) -> int:
         return self.height * self.width
+
+    @property
+    def image_height(self) -> int:
+        return self.height // self.images
 
     @property
     def banks(self) -> int:
@@ -77,6 +82,7 @@ class MapPlacement(_Extent):
     dw_base: int  # its place in the depthwise window copies
     holds: str = ""  # a band buffer: the external map some of whose rows it holds
     dram_base: int | None = None  # in external memory: its first word in the feature-map image
+    images: int = 1  # a batch's map (hlsgen.hw.batching): N images, image n in rows [n H, (n + 1) H)
 
     @property
     def tensor(self) -> str:
@@ -89,7 +95,7 @@ class MapPlacement(_Extent):
                 "array_read": self.array_read,
                 "banks": self.banks, "plane": self.plane, "base": self.base, "words_per_bank": self.words,
                 "depthwise_copy_base": self.dw_base if self.dw_read else None,
-                "holds": self.holds or None, "dram_base": self.dram_base}
+                "holds": self.holds or None, "dram_base": self.dram_base, "images": self.images}
 
 
 @dataclass
@@ -112,6 +118,12 @@ class FeatureMap(_Extent):
     dw_base: int = 0  # its place in the depthwise window copies
     holds: str = ""
     dram_base: int | None = None
+    images: int = 1
+    held: bool = False  # a batch's map the head writes image by image: it lives from the program's start
+
+    @property
+    def live_from(self) -> int:
+        return -1 if self.held else self.birth
 
     def freeze(self) -> MapPlacement:
         return MapPlacement(**{f.name: getattr(self, f.name) for f in fields(MapPlacement)})
@@ -244,7 +256,8 @@ def allocate_copies(maps: list[FeatureMap]) -> int:
 
 def _first_fit(fmap: FeatureMap, spans: list[tuple[FeatureMap, int]]) -> int:
     """The lowest base where fmap overlaps no (map, base) of `spans` that is alive at the same time."""
-    busy = sorted((base, base + m.words) for m, base in spans if m.birth <= fmap.death and fmap.birth <= m.death)
+    busy = sorted((base, base + m.words) for m, base in spans
+                  if m.live_from <= fmap.death and fmap.live_from <= m.death)
     base = 0
     for start, end in busy:
         if base + fmap.words <= start:
@@ -284,6 +297,27 @@ class Memory:
                 "aliases": dict(sorted(self.aliases.items())), "maps": {m.name: m.to_json() for m in self.maps}}
 
 
+def batched_maps(layers) -> dict[str, tuple[int, bool]]:
+    """The maps a batched tail (hlsgen.hw.batching: its rows have `images` N) keeps N images of, stacked
+    along their height: map -> (N, whether the head writes it image by image, so that it lives from the
+    program's start while the head runs again for the next images)."""
+    tail = next((i for i, layer in enumerate(layers) if layer.images > 1), len(layers))
+    alias: dict[str, str] = {}
+    birth: dict[str, int] = {}
+    for i, layer in enumerate(layers):
+        if layer.kind == "reshape":
+            alias[layer.output] = alias.get(layer.inputs[0], layer.inputs[0])
+        else:
+            birth.setdefault(layer.output, i)
+    batched = {}
+    for layer in layers[tail:]:
+        if layer.kind != "reshape":
+            for t in layer.inputs:
+                batched[alias.get(t, t)] = (layer.images, birth.get(alias.get(t, t), -1) < tail)
+            batched[layer.output] = (layer.images, False)
+    return batched
+
+
 def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) -> Memory:
     """Place the maps the program's rows (`layers`, hlsgen.hw.mapping.LayerMap) read and write: a map a
     `store` row writes lives in external memory, a map a `load` row (or a row whose output a `store` row
@@ -292,6 +326,7 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
     aliases: dict[str, str] = {}
     moves = {layer.move.buffer: layer.move for layer in layers if layer.move is not None}
     external = {layer.move.tensor for layer in layers if layer.move is not None}
+    batched = batched_maps(layers)
 
     def add(name: str, birth: int) -> None:
         move = moves.get(name)
@@ -299,8 +334,9 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
         if move is not None:
             h = move.rows[1] - move.rows[0]
             c = move.channels[1] - move.channels[0] if move.channels else c
-        maps[name] = FeatureMap(name, c, h, w, graph.quant[move.tensor if move else name], birth,
-                                holds=move.tensor if move else "")
+        images, held = batched.get(name, (1, False))
+        maps[name] = FeatureMap(name, c, h * images, w, graph.quant[move.tensor if move else name], birth,
+                                holds=move.tensor if move else "", images=images, held=held)
 
     for t in graph.inputs:
         add(t, -1)

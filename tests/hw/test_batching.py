@@ -37,7 +37,8 @@ def test_the_dense_tail_streams_n_vectors_through_each_weight_tile(name, rows, n
     single, batched = map_model(graph, target), map_model(graph, target, batch=n)
     tail = batched.batching.tail
     assert [row.name for row in batched.layers[tail:]] == ["fc1", "fc2"]  # the convolutions run image by image
-    assert batched.layers[:tail] == single.layers[:tail]
+    for one, row in zip(single.layers[:tail], batched.layers[:tail]):
+        assert (row.images, row.tiles, row.cycles, row.macs) == (1, one.tiles, one.cycles, one.macs)
     for one, row in zip(single.layers[tail:], batched.layers[tail:]):
         assert row.images == n and row.tiles.work.pixels == n and row.macs == n * one.macs
         assert row.tiles.row_tiles == one.tiles.row_tiles and row.tiles.col_tiles == one.tiles.col_tiles
@@ -77,8 +78,8 @@ def test_weights_from_external_memory_load_once_per_batch():
     assert batched.weights_external
     fc1 = [r for r in batched.layers if r.name == "fc1"][0]
     assert fc1.transfers == [r for r in single.layers if r.name == "fc1"][0].transfers  # one load for 8 images
-    assert report_json(batched)["total"]["dram_bytes_by_what"]["weights"] < 8 * single.layers[0].dram_bytes + \
-        8 * sum(r.dram_bytes for r in single.layers)
+    weights = {n: report_json(m)["total"]["dram_bytes_by_what"]["weights"] for n, m in ((1, single), (8, batched))}
+    assert weights[1] < weights[8] < 8 * weights[1]  # the convolutions' weights per image, the Dense's once
 
 
 def test_a_model_without_a_dense_tail_runs_every_row_per_image():
@@ -95,7 +96,7 @@ def test_a_model_without_a_dense_tail_runs_every_row_per_image():
 
 def test_a_batch_whose_vectors_do_not_fit_names_the_batch_and_one_that_does():
     graph, target = integer_graph("digits"), target_with()
-    with pytest.raises(MappingError, match=r"--batch 4096: row '.*' needs .* bytes .* kept on chip.* use --batch \d+ or less") as info:
+    with pytest.raises(MappingError, match=r"--batch 4096: .*activation memory.* use --batch \d+ or less") as info:
         map_model(graph, target, batch=4096)
     assert info.value.exit_code == 3 and "\n" not in str(info.value)
     fits = int(re.search(r"use --batch (\d+)", str(info.value)).group(1))
@@ -115,26 +116,41 @@ def test_the_batched_program_reads_back_equal(tmp_path):
         "images": 8, "tail": 2, "held": [mapping.layers[2].inputs[0]], "held_bytes": mapping.batching.held_bytes}
 
 
-def test_build_batch_writes_the_batched_model_and_refuses_to_simulate_it(capsys, tmp_path):
+def test_the_held_maps_stack_n_images_and_live_through_the_head():
+    graph, target = integer_graph("digits"), target_with()
+    mapping = map_model(graph, target, batch=8)
+    tail = mapping.batching.tail
+    held = mapping.placement(mapping.batching.held[0])
+    assert held.images == 8 and held.height == 8 * held.image_height and held.words == 8 * map_model(
+        graph, target).placement(held.name).words
+    for m in mapping.memory.maps:  # every map of the head shares no word with the held one
+        if m.name != held.name and m.birth < tail and m.plane == held.plane:
+            assert m.base + m.words <= held.base or held.base + held.words <= m.base, m.name
+    outputs = [mapping.placement(t) for t in graph.outputs]
+    assert all(m.images == 8 for m in outputs)
+
+
+def test_build_batch_verifies_the_cpp_and_refuses_to_simulate_the_rtl(capsys, tmp_path):
     out = tmp_path / "b"
     code, stdout, _ = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--target", "systolic8x8", "--batch", "8",
-                              "-o", str(out))
-    assert code == 0 and "per run of 8 images" in stdout
+                              "--verify", "csim", "-o", str(out))
+    assert code == 0 and "per run of 8 images" in stdout and "verified csim: bit-exact" in stdout
     report = json.loads((out / "report.json").read_text())
-    assert report["total"]["batch"] == 8 and "batch" in report["designs"]
+    assert report["total"]["batch"] == 8 and "OUT/rtl runs one image per call" in report["designs"]["batch"]
     assert json.loads((out / "program.json").read_text())["batch"]["images"] == 8
     assert "batch: 8" in (out / "config.yaml").read_text()
-    for command in ("csim", "sim"):
-        code, _, err = run_cli(capsys, command, str(out))
-        assert code == UsageError.exit_code
-        assert_one_line_error(err, "--batch 8 build", "--batch 1")
+    code, _, err = run_cli(capsys, "sim", str(out))
+    assert code == UsageError.exit_code
+    assert_one_line_error(err, "--batch 8 build", "--batch 1")
 
 
-def test_build_batch_with_verify_fails_up_front(capsys, tmp_path):
-    code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--batch", "4", "--verify", "rtl",
+@pytest.mark.parametrize("options, fragment", [(("--verify", "rtl"), "--batch 4 with --verify rtl"),
+                                               (("--hls-design", "dataflow"), "only the overlay design runs a batch")])
+def test_build_batch_with_what_does_not_run_a_batch_fails_up_front(capsys, tmp_path, options, fragment):
+    code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--batch", "4", *options,
                            "-o", str(tmp_path / "b"))
     assert code == UsageError.exit_code and not (tmp_path / "b").exists()
-    assert_one_line_error(err, "--batch 4 with --verify rtl", "one image per call")
+    assert_one_line_error(err, fragment)
 
 
 @pytest.mark.parametrize("text", ["batch: 0\n", "batch: true\n", "batch: 2.5\n", "batch: 100000\n"])

@@ -24,8 +24,11 @@ def row_cycles(program: OverlayProgram, rows: int, external: bool = False) -> li
 
 def inference_cycles(program: OverlayProgram, rows: int, external: bool = False) -> int:
     """Stream the inputs in, run the rows on the two queues (the engine process and the DMA process, each
-    row after the other queue's rows it waits for), stream the outputs out."""
+    row after the other queue's rows it waits for), stream the outputs out: per call, of `images` images."""
     ports = sum(p.count for p in (*program.inputs, *program.outputs))
+    if program.images > 1:  # the head once per image, the batched tail once (a batch's maps are all on chip)
+        cycles = row_cycles(program, rows, external)
+        return program.images * (ports + sum(cycles[:program.head])) + sum(cycles[program.head:])
     names = [n for n, _ in ROW_FIELDS]
     fields = [dict(zip(names, row.values)) for row in program.rows]
     times = two_queue_cycles([(int(f["unit"] == DMA), cycles, f["wait"])

@@ -108,6 +108,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         f"{top}.h": render("overlay/top.h.j2", **common, guard=f"HLSGEN_{top.upper()}_H", ports=streamed,
                            signature=signature),
         f"{top}.cpp": render("overlay/top.cpp.j2", **common, ports=streamed, signature=signature,
+                             tail=program.head < len(engine_rows),
                              top_pragmas=top_pragmas([p for p in ports if p.tensor not in in_dram], program,
                                                      target.external_memory if external else None,
                                                      target.external_memory if fmaps else None, config)),
@@ -116,7 +117,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         (out / name).write_text(text)
     samples = write_test_data(out, graph, int_inputs, int_outputs)
     (out / f"{top}_tb.cpp").write_text(render(
-        "overlay/testbench.cpp.j2", **common, ports=port_dicts, call=call,
+        "overlay/testbench.cpp.j2", **common, ports=port_dicts, call=call, images=program.images,
         inputs_per_sample=sum(p.count for p in ports if p.direction == "input"),
         outputs_per_sample=sum(p.count for p in ports if p.direction == "output"),
         input_file=INPUT_FILE, expected_file=EXPECTED_FILE, **image))

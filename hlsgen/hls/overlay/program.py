@@ -56,6 +56,8 @@ ROW_FIELDS = (
     ("lo", "saturation low"), ("hi", "saturation high"),
     ("o_plane", "written map: plane"), ("o_base", "base address"), ("o_lg", "log2 of its banks"),
     ("o_h", "height"), ("o_w", "width"), ("o_channels", "channels"),
+    ("o_blk", "words between its channel blocks (a batch's map: its N images' H x W)"),
+    ("o_img", "words between the images of a batch's map a head row writes, one image a run (0: none)"),
     ("o_dw", "also written to the depthwise window copies"), ("o_dw_base", "its copy address"),
     ("pool", "a MaxPool runs in the writer"), ("pool_kh", "its window (= stride)"), ("pool_kw", "its window"),
     ("seg_base", "copy: first segment"), ("seg_count", "copy: segments"),
@@ -70,7 +72,8 @@ ROW_FIELDS = (
 # (c, y, x), the source coordinate it takes (0 c, 1 y, 2 x, NO_SLOT none) plus an offset.
 SEGMENT_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "sel_c", "sel_y", "sel_x",
                   "off_c", "off_y", "off_x")
-PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base")
+# blk: words between channel blocks; img: words between the images of a batch's map (0: one image)
+PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base", "blk", "img")
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,8 @@ class OverlayProgram:
     pool_depth: int  # words of the fused pool's row buffer
     row_words: int  # weight ROM words one PE row's weights can span
     tokens: Queues  # the two queues' token traffic (tokens.py); its per-row waits and signals are in `rows`
+    images: int = 1  # per call (--batch, hlsgen.hw.batching): rows[:head] run once per image, the rest once
+    head: int = 0  # the first row of the batched tail (rows: none)
 
 
 def build_program(graph: Graph, mapping) -> OverlayProgram:
@@ -135,7 +140,10 @@ class _Builder:
             raise MappingError(f"the overlay's vector lanes read the array's banks one to one: it needs a square "
                                f"array, not {self.R} x {self.C}")
         rows, problems, queued = [], [], []  # queued: per layer row on a queue, (queue, wait, C++ rows)
-        for layer in self.mapping.layers:
+        batching, head = self.mapping.batching, None
+        for i, layer in enumerate(self.mapping.layers):
+            if batching is not None and i == batching.tail:
+                head = len(rows)
             if layer.unit == "none":  # a Reshape: its output is an alias of its input's map
                 continue
             first = len(rows)
@@ -166,7 +174,8 @@ class _Builder:
             tuple(self.lut), tuple(self.aux), tuple(self.divisors), tuple(self.segments), act_bits, wmax,
             max([1] + [layer.tiles.spatial_tile for layer in array_rows]),
             max([1] + [max(f["tc"], f["passes"]) for f in pooled]),
-            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax), q)
+            max([1] + [max(f["tc"], f["passes"]) * f["o_w"] for f in pooled]), self._row_words(wmax), q,
+            self.mapping.images, len(rows) if head is None else head)
 
     def _layer(self, layer, rows: list[Row], problems: list[UnsupportedOp]) -> None:
         """Append the C++ rows of one layer program row (its wait and signal 0 until run() sets them)."""
@@ -191,8 +200,10 @@ class _Builder:
                         tuple(values[name] for name, _ in ROW_FIELDS)))
 
     def _whole(self, layer) -> bool:
-        """Whether the row computes a whole graph tensor on chip (not a band into a buffer map)."""
-        return (layer.band is None or layer.band.count == 1) and layer.output in self.graph.quant
+        """Whether the row computes a whole graph tensor on chip (not a band into a buffer map, nor a batch's
+        map, which holds N images)."""
+        return (layer.band is None or layer.band.count == 1) and layer.output in self.graph.quant and \
+            self.mapping.placement(layer.output).images == 1
 
     def _row_words(self, wmax: int) -> int:
         """64-bit words a row of C weights can touch: C * wmax bits starting anywhere in a word."""
@@ -204,15 +215,20 @@ class _Builder:
 
     @staticmethod
     def _place(m) -> tuple[int, ...]:
+        """A port's map: a batch's, one image at a time (image n `img` words on)."""
         base = m.base if m.dram_base is None else m.dram_base
-        return (m.plane, base, m.lg, m.channels, m.height, m.width, int(m.dw_read), m.dw_base)
+        return (m.plane, base, m.lg, m.channels, m.image_height, m.width, int(m.dw_read), m.dw_base, m.pixels,
+                m.image_height * m.width if m.images > 1 else 0)
 
     def _row(self, layer) -> dict[str, int]:
-        """Every field 0, then the writer's: the map the row writes."""
+        """Every field 0, then the writer's: the map the row writes (a head row writes one image of a batch's
+        map a run: the top moves o_base by o_img words per image)."""
         f = {name: 0 for name, _ in ROW_FIELDS}
         out = self.mapping.placement(layer.output)
         kh, kw = layer.pool or (1, 1)
-        f.update(o_plane=out.plane, o_base=out.base, o_lg=out.lg, o_h=out.height, o_w=out.width,
+        one = out.images > 1 and layer.images == 1
+        f.update(o_plane=out.plane, o_base=out.base, o_lg=out.lg, o_h=out.image_height if one else out.height,
+                 o_w=out.width, o_blk=out.pixels, o_img=out.image_height * out.width if one else 0,
                  o_channels=out.channels, o_dw=int(out.dw_read),
                  o_dw_base=out.dw_base, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
         return f
@@ -235,6 +251,7 @@ class _Builder:
         f = {name: 0 for name, _ in ROW_FIELDS}
         if load:
             f.update(o_plane=buffer.plane, o_base=buffer.base, o_lg=buffer.lg, o_h=buffer.height, o_w=buffer.width,
+                     o_blk=buffer.pixels,
                      o_channels=buffer.channels, o_dw=int(buffer.dw_read), o_dw_base=buffer.dw_base)
         else:
             f.update(in_plane=buffer.plane, in_base=buffer.base, in_lg=buffer.lg, in_c=buffer.channels,
@@ -264,8 +281,9 @@ class _Builder:
                 slot = (m0 >> out.lg) * out.pixels
                 f.update(o_base=out.base + slot, o_dw_base=out.dw_base + slot, o_channels=out_c)
         else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C_pad + c
-            kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
-            out_c, out_h, out_w = int(self.graph.constants[node.inputs[1]].shape[1]), 1, 1
+            # (a batch's: its N images stacked, one output row per image, the window H rows down each)
+            kernel, strides, dil, pads = (x.image_height, x.width), (x.image_height, 1), (1, 1), (0, 0)
+            out_c, out_h, out_w = int(self.graph.constants[node.inputs[1]].shape[1]), layer.images, 1
         out_h, pad_t = _band_rows(layer, out_h, pads[0])
         c0, c1 = self._slice(layer, out_c)
         taps = [(ky * dil[0], kx * dil[1], first_in + ci) for ky in range(kernel[0]) for kx in range(kernel[1])
