@@ -33,6 +33,7 @@ from .npz_io import write_npz
 from .passes import optimize
 from .paths import require_file
 from .progress import Step, silent
+from .provenance import provenance
 from .quant import BitConfig, QuantizedModel, quantize
 from .quant.bitwidth import search_bit_widths
 from .quant.calibrate import collect_stats
@@ -295,7 +296,8 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     if options.dump_ir and design == "dataflow":  # the loop nests of its per-layer processes
         (tmp / "loop_ir.txt").write_text(dump(map_model(quantized.graph, target, fuse_pools=False)))
     manifest = {"model": str(options.model), "target": target.name, "bits": options.bits, "hls_design": design,
-                "batch": options.batch, "inputs": quantized.graph.inputs, "outputs": graph.outputs}
+                "batch": options.batch, "inputs": quantized.graph.inputs, "outputs": graph.outputs} | \
+        provenance(options.model, options.calib)
     (tmp / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
     (tmp / "config.yaml").write_text(dump_yaml(resolved_config(options, bits, graph)))
     write_report_page(tmp)

@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import yaml
 from markupsafe import Markup
 
 from . import __version__
 from .errors import PathError
 from .hw.clock import at_clock
 from .paths import reading_build, replace_text
+from .report_sections import (RESOURCES, build_rows, clock_label, headline, performance_rows, resource_table, rtl_measured,
+                              timing_rows)
 from .svg import bar_chart, graph_drawing
 from .templating import make_environment, render_with
 
@@ -20,46 +23,35 @@ def _read(out: Path, name: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def _config(out: Path) -> dict:
+    """config.yaml: the options as given (a build folder written before it existed has none)."""
+    path = out / "config.yaml"
+    return (yaml.safe_load(path.read_text()) or {}) if path.is_file() else {}
 
 
 def page_context(out: Path) -> dict:
     build, quant, report = _read(out, "build.json"), _read(out, "quant.json"), _read(out, "report.json")
     if build is None or quant is None:
         raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
+    if report and "total" in report and "target" in report:
+        report = at_clock(report)  # a report written before total.clock existed reads the same
     graph = json.loads((out / "integer" / "graph.json").read_text())
     layers = (report or {}).get("layers", [])
     tensors = quant["tensors"]
-
-    def bits(layer: dict) -> tuple[str, str, str]:
-        """Weight, input and output widths of a program row (as the program records them)."""
-        b = layer.get("bits", {})
-        return tuple(str(v) if v else "-" for v in (b.get("weights"), b.get("input"), b.get("output")))
-
-    measured = _measured(report)
-    simulated = measured is not None
-    columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "DRAM bytes", "model cycles",
-               "RTL cycles", "PE utilization (model)"]
-    rows = []
-    for layer in layers:
-        w, a_in, a_out = bits(layer)
-        rtl = (measured or {}).get("layers", {}).get(layer["name"], {}).get("cycles")
-        rtl_text = "-" if rtl is None else f"{rtl:,}"
-        rows.append([layer["name"], layer["op"], layer.get("unit", "-"),
-                     "x".join(map(str, layer.get("output_shape", []))), f"{w}/{a_in}/{a_out}",
-                     _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}",
-                     f"{layer.get('dram_bytes', 0):,}" + (" (memory-bound)" if layer.get("memory_bound") else ""),
-                     f"{layer['cycles']:,}",
-                     rtl_text, f"{layer['utilization']:.1%}" if layer["macs"] else "-"])
+    measured = rtl_measured(report)
+    checks = _verification(report)
+    columns, rows = _layer_table(report, measured)
     names = [layer["name"] for layer in layers]
     charts = []
     if layers:
         cycles = {"model": [layer["cycles"] for layer in layers]}
-        if simulated:
-            cycles["RTL"] = [measured["layers"].get(layer["name"], {}).get("cycles", 0) for layer in layers]
+        utilization = {"model": [layer["utilization"] for layer in layers]}
+        if measured is not None:
+            rtl = [measured["layers"].get(name, {}) for name in names]
+            cycles["measured in RTL simulation"] = [m.get("cycles", 0) for m in rtl]
+            utilization["measured in RTL simulation"] = [m.get("utilization", 0.0) for m in rtl]
         charts.append(bar_chart("Cycles per layer", names, cycles))
-        charts.append(bar_chart("PE utilization per layer", names,
-                                {"model": [layer["utilization"] for layer in layers]},
-                                percent=True, limit=1.0))
+        charts.append(bar_chart("PE utilization per layer", names, utilization, percent=True, limit=1.0))
         occupancy = _occupancy(layers)
         if occupancy:
             charts.append(bar_chart("Buffer occupancy (peak over layers)", list(occupancy),
@@ -76,15 +68,56 @@ def page_context(out: Path) -> dict:
                    for n in graph["nodes"]]
     produced = {t: n["name"] for n in graph["nodes"] for t in n["outputs"]}
     edges = [(produced[t], n["name"]) for n in graph["nodes"] for t in n["inputs"] if t in produced]
+    timed = report is not None and "clock" in report.get("total", {})
     return {
         "model": graph["name"], "target": build["target"], "version": __version__,
         "summary": text_summary(build, quant, report),
-        "verification": _verification(report),
+        "headline": headline(report, checks) if timed else [],
+        "clock_label": clock_label(report["total"]) if timed else "",
+        "build_rows": build_rows(build, _config(out), report, quant["quality"].get("data")),
+        "date": build.get("date", "").replace("T", " ").replace("Z", " UTC"),
+        "resources": resource_table(report) if timed else None,
+        "timing": timing_rows(report) if report else [],
+        "performance": performance_rows(report) if timed else None,
+        "verification": checks,
         "quality": _quality(quant["quality"]),
         "graph_svg": Markup(graph_drawing(node_labels, edges)),
         "layer_columns": columns, "layer_rows": rows, "designs": _designs((report or {}).get("designs", {})),
         "charts": [Markup(c) for c in charts],
     }
+
+
+def _layer_table(report: dict | None, measured: dict | None) -> tuple[list[str], list[list[str]]]:
+    """One row per program row, then the totals of one inference (the layers plus the I/O beats)."""
+    layers = (report or {}).get("layers", [])
+    columns = ["layer", "op", "unit", "output shape", "w/in/out bits", "tiles", "MACs", "DRAM bytes", "model cycles",
+               "PE utilization (model)"]
+    if measured is not None:
+        columns += ["RTL cycles", "PE utilization (RTL)"]
+    rows = []
+    for layer in layers:
+        b = layer.get("bits", {})
+        w, a_in, a_out = (str(v) if v else "-" for v in (b.get("weights"), b.get("input"), b.get("output")))
+        row = [layer["name"], layer["op"], layer.get("unit", "-"), "x".join(map(str, layer.get("output_shape", []))),
+               f"{w}/{a_in}/{a_out}", _tiles(layer.get("tiles") or {}), f"{layer['macs']:,}",
+               f"{layer.get('dram_bytes', 0):,}" + (" (memory-bound)" if layer.get("memory_bound") else ""),
+               f"{layer['cycles']:,}", f"{layer['utilization']:.1%}" if layer["macs"] else "-"]
+        if measured is not None:
+            rtl = measured["layers"].get(layer["name"])
+            row += ["-", "-"] if rtl is None else [f"{rtl['cycles']:,}",
+                                                   f"{rtl['utilization']:.1%}" if layer["macs"] else "-"]
+        rows.append(row)
+    if layers:
+        total = report["total"]
+        io = sum(total.get("io_cycles", {}).values())
+        row = [f"total per inference (layers + {io:,} I/O cycles)" if total.get("batch", 1) == 1 else
+               f"total per batch of {total['batch']} (layers + {io:,} I/O cycles)", "", "", "", "", "",
+               f"{total['macs']:,}", f"{total.get('dram_bytes', 0):,}", f"{total['cycles']:,}",
+               f"{total['utilization']:.1%}"]
+        if measured is not None:
+            row += [f"{measured['cycles']:,}", f"{measured['utilization']:.1%}"]
+        rows.append(row)
+    return columns, rows
 
 
 def by_output_name(graph: dict, layer: str) -> str:
@@ -115,11 +148,22 @@ def _occupancy(layers: list[dict]) -> dict[str, tuple[float, int]]:
 
 
 def _resource_chart(report: dict) -> str:
-    resources = report["total"]["resources"]
+    """Shares of the device: the model's estimate, and synthesis's count beside it when it ran."""
+    resources, synth = report["total"]["resources"], report.get("synth")
     budget = report["total"].get("fit", {}).get("budget", {}) if isinstance(report["total"].get("fit"), dict) else {}
-    names = [k for k in ("dsp", "bram_18k", "lut", "ff") if k in resources]
-    used = [resources[k] / budget[k] if budget.get(k) else 0.0 for k in names]
-    return bar_chart("Resources against the device budget", names, {"share of budget": used}, percent=True, limit=1.0)
+    device = (synth or {}).get("device") or {}
+    keys = [(key, synth_key, label) for key, synth_key, label in RESOURCES if key in resources]
+
+    def share(used, key: str, synth_key: str) -> float:
+        have = device.get(synth_key, budget.get(key))
+        return used / have if used is not None and have else 0.0
+
+    series = {"estimated (model)": [share(resources[k], k, s) for k, s, _ in keys]}
+    if synth:
+        measured = synth.get("measured", {})
+        series["measured (synthesis)"] = [share(measured.get(s), k, s) for k, s, _ in keys]
+    return bar_chart("Resources against the device budget", [label for _, _, label in keys], series, percent=True,
+                     limit=1.0)
 
 
 def _designs(designs: dict) -> list[list[str]]:
@@ -178,18 +222,16 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
     if "data" in quality:
         parts[-1] += f" (on {quality['data']})"
     if report and "total" in report:
-        total, measured = report["total"], _measured(report)
+        total, measured = report["total"], rtl_measured(report)
         if measured is not None:
             parts.append(f"{total['cycles']:,} modelled / {measured['cycles']:,} RTL cycles per inference, PE "
                          f"utilization {total['utilization']:.1%} modelled / {measured['utilization']:.1%} RTL")
         else:
             parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
+        if "clock" in total:
+            parts.append(f"{total['latency_us']:,.2f} us, {total['images_per_s']:,.0f} images/s "
+                         f"{clock_label(total)}")
     return "; ".join(parts)
-
-
-def _measured(report: dict | None) -> dict | None:
-    """What `hlsgen sim` measured without backpressure (the figures to set beside the model's), if it ran."""
-    return ((report or {}).get("rtl_simulation") or {}).get("without_backpressure")
 
 
 def write_report_page(out: Path) -> Path:

@@ -9,18 +9,22 @@ import networkx as nx
 PALETTE = ("#3b6ea8", "#e08a2c", "#4f9a5b", "#b8455a", "#7b5ea7")
 
 
+CHART_WIDTH = 1000  # viewBox units: the chart scales to its container's width (width 100%), text with it
+
+
 def bar_chart(title: str, labels: list[str], series: dict[str, list[float]], unit: str = "",
               limit: float | None = None, percent: bool = False) -> str:
     """Grouped horizontal bars, one group per label and one bar per series; `limit` draws a budget line."""
-    row_h, bar_gap, left, width = 8 + 12 * len(series), 4, 150, 420
+    row_h, bar_gap, left = 8 + 12 * len(series), 4, 170
+    width = CHART_WIDTH - left - 90  # room for the longest bar's value
     height = 40 + row_h * len(labels) + 20 * len(series)
     peak = max([v for values in series.values() for v in values] + [limit or 0, 1e-12])
     parts = [f'<svg class="chart" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
-             f'width="{left + width + 90}" height="{height}">',
+             f'viewBox="0 0 {CHART_WIDTH} {height}" width="100%" preserveAspectRatio="xMinYMin meet">',
              f'<text x="0" y="16" class="title">{escape(title)}</text>']
     for i, label in enumerate(labels):
         y0 = 30 + i * row_h
-        parts.append(f'<text x="{left - 6}" y="{y0 + row_h / 2 + 4:.1f}" text-anchor="end">{escape(label[:22])}</text>')
+        parts.append(f'<text x="{left - 6}" y="{y0 + row_h / 2 + 4:.1f}" text-anchor="end">{escape(label[:26])}</text>')
         for j, (name, values) in enumerate(series.items()):
             value = values[i]
             w = max(width * value / peak, 0.5)
