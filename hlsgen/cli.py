@@ -194,7 +194,8 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         out_console.print(f"built {result.out} for {result.target.name}: {line}")
         if result.mapping is not None:
             m = result.mapping
-            per = f"per run of {m.images} images ({m.cycles // m.images:,} per image) " if m.images > 1 else "per inference "
+            per = (f"per run of {m.images} images ({m.cycles // m.images:,} per image) " if m.images > 1
+                   else "per inference ")
             out_console.print(f"performance model: {m.cycles:,} cycles {per}"
                               f"({m.cycles / result.target.clock_mhz:,.1f} us at {result.target.clock_mhz:g} MHz, "
                               f"{m.images * result.target.clock_mhz * 1e6 / m.cycles:,.0f} images/s), "

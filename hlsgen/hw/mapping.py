@@ -166,8 +166,8 @@ class LayerMap:
                "weight_bytes": self.weight_bytes, "macs": self.macs, "cycles": self.cycles,
                "buffers": {b.name: [b.used, b.capacity] for b in self.buffers},
                "live": list(self.live), "transfers": [t.to_json() for t in self.transfers],
-               "band": self.band.to_json() if self.band else None, "move": self.move.to_json() if self.move else None, "wait": self.wait,
-               "images": self.images}
+               "band": self.band.to_json() if self.band else None,
+               "move": self.move.to_json() if self.move else None, "wait": self.wait, "images": self.images}
         return row
 
 
@@ -325,7 +325,8 @@ def _batched_model(graph: Graph, target: Target, fuse_pools: bool, program: str,
         except MappingError:
             over = middle
     why = str(failure) if str(failure).startswith("--batch") else f"--batch {batch}: {failure}"
-    raise MappingError(f"{why}; use --batch {fits} or less") from None
+    raise MappingError(f"{why}; use --batch {fits} or less" if fits > 1 else f"{why}; it builds at --batch 1 only") \
+        from None
 
 
 def _few_channel_inputs(graph: Graph, target: Target) -> bool:

@@ -155,14 +155,15 @@ def format_table(mapping: Mapping, only_array: bool = False) -> str:
         util = utilization(layer.macs, layer.cycles, rows, cols)
         lines.append(f"{layer.name[:20]:<20} {op:<13} {unit:<7} {shape:<30} {layer.macs:>11,} {layer.cycles:>9,} "
                      f"{util:>6.1%}")
-    lines.append(f"{'total (+ ' + str(mapping.images * (mapping.input_elements + mapping.output_elements)) + ' I/O beats)':<73}"
+    beats = mapping.images * (mapping.input_elements + mapping.output_elements)
+    lines.append(f"{'total (+ ' + str(beats) + ' I/O beats)':<73}"
                  f"{mapping.macs:>11,} {mapping.cycles:>9,} {mapping.utilization:>6.1%}")
     lines.append(f"ideal {mapping.ideal_cycles:,} cycles; {mapping.cycles / t.clock_mhz:,.1f} us at {t.clock_mhz:g} MHz "
                  f"({mapping.images * t.clock_mhz * 1e6 / mapping.cycles:,.0f} images/s)"
                  if mapping.cycles else "no cycles")
     if mapping.images > 1:
-        lines.append(f"batch {mapping.images}: rows from {mapping.layers[mapping.batching.tail].name!r} on run once for "
-                     f"the {mapping.images} images, the rows before once per image"
+        lines.append(f"batch {mapping.images}: rows from {mapping.layers[mapping.batching.tail].name!r} on run once "
+                     f"for the {mapping.images} images, the rows before once per image"
                      if mapping.batching.tail < len(mapping.layers) else
                      f"batch {mapping.images}: no Dense tail to batch; every row runs once per image")
     return "\n".join(lines)
