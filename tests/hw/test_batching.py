@@ -160,3 +160,14 @@ def test_a_bad_batch_in_the_config_is_a_usage_error(capsys, tmp_path, text):
     code, _, err = run_cli(capsys, "build", MODEL, "--calib", CALIB, "--config", str(config), "-o", str(tmp_path / "b"))
     assert code == UsageError.exit_code
     assert_one_line_error(err, "batch must be a whole number of images")
+
+
+@pytest.mark.parametrize("kib, fragment", [(4, "keeps feature maps in external memory even at batch 1"),
+                                           (6, "do not all fit the activation memory with the batch's vectors")])
+def test_a_batch_needs_every_map_on_chip(kib, fragment):
+    graph, target = integer_graph("digits"), target_with(buffers__input=Buffer(kib, 16))
+    with pytest.raises(MappingError, match="--batch 4: ") as info:
+        map_model(graph, target, batch=4)
+    assert fragment in str(info.value) and info.value.exit_code == 3
+    if kib == 6:  # the largest batch that fits, named
+        assert "use --batch 2 or less" in str(info.value) and map_model(graph, target, batch=2).images == 2
