@@ -226,6 +226,9 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
         if measured is not None:
             parts.append(f"{total['cycles']:,} modelled / {measured['cycles']:,} RTL cycles per inference, PE "
                          f"utilization {total['utilization']:.1%} modelled / {measured['utilization']:.1%} RTL")
+        elif total.get("batch", 1) > 1:  # one run of the program computes the whole batch
+            parts.append(f"{total['cycles']:,} modelled cycles per batch of {total['batch']} images, "
+                         f"{total['utilization']:.1%} PE utilization")
         else:
             parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
         if "clock" in total:
