@@ -139,6 +139,10 @@ def test_build_batch_verifies_the_cpp_and_refuses_to_simulate_the_rtl(capsys, tm
     assert report["total"]["batch"] == 8 and "OUT/rtl runs one image per call" in report["designs"]["batch"]
     assert json.loads((out / "program.json").read_text())["batch"]["images"] == 8
     assert "batch: 8" in (out / "config.yaml").read_text()
+    code, stdout, _ = run_cli(capsys, "report", str(out))
+    assert code == 0 and "per run of 8 images" in stdout
+    code, stdout, _ = run_cli(capsys, "run", str(out), "--inputs", CALIB, "-o", str(tmp_path / "y.npz"))
+    assert code == 0 and "256 sample(s)" in stdout  # the integer reference takes any count: it is per image
     code, _, err = run_cli(capsys, "sim", str(out))
     assert code == UsageError.exit_code
     assert_one_line_error(err, "--batch 8 build", "--batch 1")
