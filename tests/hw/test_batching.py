@@ -140,7 +140,7 @@ def test_build_batch_verifies_the_cpp_and_refuses_to_simulate_the_rtl(capsys, tm
     assert json.loads((out / "program.json").read_text())["batch"]["images"] == 8
     assert "batch: 8" in (out / "config.yaml").read_text()
     code, stdout, _ = run_cli(capsys, "report", str(out))
-    assert code == 0 and "per run of 8 images" in stdout
+    assert code == 0 and "per batch of 8 images" in stdout
     code, stdout, _ = run_cli(capsys, "run", str(out), "--inputs", CALIB, "-o", str(tmp_path / "y.npz"))
     assert code == 0 and "256 sample(s)" in stdout  # the integer reference takes any count: it is per image
     code, _, err = run_cli(capsys, "sim", str(out))
