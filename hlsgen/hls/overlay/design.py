@@ -126,7 +126,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
                **image)
     (out / "run_hls.tcl").write_text(render("run_hls.tcl.j2", **tcl))
     (out / "README.md").write_text(render("overlay/README.md.j2", **tcl, ports=port_dicts, samples=samples,
-                                          rows=len(program.rows), c=config))
+                                          rows=len(program.rows), c=config, images=program.images))
     if external:  # little-endian 64-bit words, as the m_axi port reads them
         (out / WEIGHT_IMAGE).write_bytes(np.array(program.weight_words, dtype="<u8").tobytes())
     shutil.copyfile(INCLUDE_DIR / "hlsgen_axis.h", out / "hlsgen_axis.h")
