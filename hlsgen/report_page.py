@@ -12,8 +12,8 @@ from . import __version__
 from .errors import PathError
 from .hw.clock import at_clock
 from .paths import reading_build, replace_text
-from .report_sections import (RESOURCES, build_rows, clock_label, headline, performance_rows, resource_table, rtl_measured,
-                              timing_rows)
+from .report_sections import (RESOURCES, build_date, build_rows, clock_label, headline, performance_rows,
+                              resource_table, rtl_measured, timing_rows)
 from .svg import bar_chart, graph_drawing
 from .templating import make_environment, render_with
 
@@ -75,7 +75,7 @@ def page_context(out: Path) -> dict:
         "headline": headline(report, checks) if timed else [],
         "clock_label": clock_label(report["total"]) if timed else "",
         "build_rows": build_rows(build, _config(out), report, quant["quality"].get("data")),
-        "date": build.get("date", "").replace("T", " ").replace("Z", " UTC"),
+        "date": build_date(build),
         "resources": resource_table(report) if timed else None,
         "timing": timing_rows(report) if report else [],
         "performance": performance_rows(report) if timed else None,

@@ -59,9 +59,8 @@ def build_rows(build: dict, config: dict, report: dict | None, data: str | None)
             ("program", _program(config, report)),
             ("residency", ", ".join(f"{k.replace('_', ' ')} {v.replace('_', '-')}"
                                     for k, v in total.get("residency", {}).items()) or "-"),
-            ("HLS design", f"{build.get('hls_design', '-')}" + (f" (asked: {config['hls_design']})"
-                                                                 if config.get("hls_design") not in (None, "auto",
-                                                                 build.get("hls_design")) else "")),
+            ("HLS design", build.get("hls_design", "-") + (", chosen by --hls-design auto"
+                                                          if config.get("hls_design") == "auto" else "")),
             ("verify", ", ".join(config.get("verify") or []) or "none")]
     batch = build.get("batch", config.get("batch", total.get("batch")))
     if batch is not None:
@@ -73,8 +72,13 @@ def build_rows(build: dict, config: dict, report: dict | None, data: str | None)
         why = ("SOURCE_DATE_EPOCH" if build.get("date_source") == "SOURCE_DATE_EPOCH" else
                "the newest input file's time: builds are byte-identical for the same inputs; "
                "SOURCE_DATE_EPOCH sets it")
-        rows.append(("date", f"{build['date'].replace('T', ' ').replace('Z', ' UTC')} ({why})"))
+        rows.append(("date", f"{build_date(build)} ({why})"))
     return rows
+
+
+def build_date(build: dict) -> str:
+    """build.json's date (hlsgen.provenance), as the page prints it."""
+    return build.get("date", "").replace("T", " ").replace("Z", " UTC")
 
 
 def _program(config: dict, report: dict | None) -> str:

@@ -86,3 +86,11 @@ def test_sim_backpressure_pauses_the_dram_model(tmp_path, monkeypatch, capsys):
     paced, jammed = summaries
     assert paced["bit_exact"] and jammed["bit_exact"] and paced["output_integers"] == jammed["output_integers"] == 10
     assert jammed["cycles_per_inference"] > paced["cycles_per_inference"]
+    # report.json keeps both runs side by side, and its own cycles the model's
+    report = json.loads((out / "report.json").read_text())
+    measured = report["rtl_simulation"]
+    assert measured["without_backpressure"]["cycles"] == paced["cycles_per_inference"]
+    assert measured["with_backpressure"]["cycles"] == jammed["cycles_per_inference"]
+    assert report["total"]["cycles"] == paced["cycles_model"] == measured["with_backpressure"]["cycles_model"]
+    page = (out / "report.html").read_text()
+    assert "measured in RTL simulation (without backpressure)" in page and "(with backpressure)" in page
