@@ -23,6 +23,12 @@ def _read(out: Path, name: str) -> dict | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
 
+def _timed(report: dict | None) -> dict | None:
+    """`report` with its times at its clock (hlsgen.hw.clock); one written before total.clock existed
+    reads the same."""
+    return at_clock(report) if report and "total" in report and "target" in report else report
+
+
 def _config(out: Path) -> dict:
     """config.yaml: the options as given (a build folder written before it existed has none)."""
     path = out / "config.yaml"
@@ -33,8 +39,7 @@ def page_context(out: Path) -> dict:
     build, quant, report = _read(out, "build.json"), _read(out, "quant.json"), _read(out, "report.json")
     if build is None or quant is None:
         raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` first")
-    if report and "total" in report and "target" in report:
-        report = at_clock(report)  # a report written before total.clock existed reads the same
+    report = _timed(report)
     graph = json.loads((out / "integer" / "graph.json").read_text())
     layers = (report or {}).get("layers", [])
     tensors = quant["tensors"]
@@ -254,7 +259,7 @@ def summarize(out: Path) -> str:
         if build is None or quant is None:
             raise PathError(f"{out} is not an hlsgen build folder (no build.json/quant.json); run `hlsgen build` "
                             "first")
-        return text_summary(build, quant, _read(out, "report.json"))
+        return text_summary(build, quant, _timed(_read(out, "report.json")))
 
 
 def record_verification(out: Path, check: str, passed: bool, details: str) -> None:
@@ -269,8 +274,7 @@ def rewrite_report(out: Path, report: dict) -> dict:
     """Replace OUT/report.json by `report` with its times at its clock (hlsgen.hw.clock: a measured Fmax
     once `synth` holds one), each file whole or not at all, and redraw report.html from it. Returns what
     was written."""
-    if "total" in report and "target" in report:
-        report = at_clock(report)
+    report = _timed(report)
     replace_text(Path(out) / "report.json", json.dumps(report, indent=1) + "\n")
     write_report_page(Path(out))
     return report

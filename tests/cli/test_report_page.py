@@ -71,7 +71,30 @@ def test_report_command_regenerates_and_summarizes(built, capsys):
     code, out, _ = run_cli(capsys, "report", str(built))
     assert code == 0
     assert "digits.onnx for systolic16x16 at --bits 8" in out and "modelled cycles" in out
+    assert "19.93 us, 50,163 images/s estimated at target clock 200 MHz" in out
     assert (built / "report.html").is_file()
+
+
+def test_report_of_a_folder_written_before_the_clock_and_the_inputs_record(built, tmp_path, capsys):
+    """An older build folder (no total.clock, no input hashes or date, no config.yaml) still reports, at the
+    target's clock."""
+    out = tmp_path / "older"
+    shutil.copytree(built, out)
+    build = json.loads((out / "build.json").read_text())
+    for key in ("model_sha256", "calib_sha256", "date", "date_source"):
+        del build[key]
+    (out / "build.json").write_text(json.dumps(build))
+    report = json.loads((out / "report.json").read_text())
+    for key in ("clock", "images_per_s"):
+        del report["total"][key]
+    (out / "report.json").write_text(json.dumps(report))
+    (out / "config.yaml").unlink()
+    code, printed, _ = run_cli(capsys, "report", str(out))
+    assert code == 0 and "50,163 images/s estimated at target clock 200 MHz" in printed
+    html = (out / "report.html").read_text()
+    rows = dict(row for row in _table(html, "build"))
+    assert rows["model"] == "digits.onnx" and "date" not in rows and "dated" not in html
+    assert rows["calibration"] == "calibration set calib.npz, 256 samples"
 
 
 def test_report_on_a_folder_that_is_not_a_build(tmp_path, capsys):
