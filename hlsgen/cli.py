@@ -447,6 +447,12 @@ def _cost_table(title: str, costs: list[NodeCost]) -> Table:
     return table
 
 
+from .sweep.commands import regress, sweep  # noqa: E402  (they register on the group defined above)
+
+cli.add_command(sweep)
+cli.add_command(regress)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run the click group and turn exceptions into one-line messages and the exit codes of
     hlsgen.errors.EXIT_CODES."""
