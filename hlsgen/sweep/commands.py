@@ -131,12 +131,13 @@ def _progress(quiet: bool):
 def _summary(rows: list[dict], title: str) -> Table:
     table = Table(title=title, title_justify="left")
     for column in ("model", "target", "bits", "batch", "verify", "result", "latency us", "DSP", "LUT", "quality"):
-        table.add_column(column, justify="left" if column in ("model", "target", "verify", "result") else "right")
+        table.add_column(column, justify="left" if column in ("model", "target", "verify", "result") else "right",
+                         overflow="fold")  # a narrow terminal wraps names instead of cutting them
     for r in rows:
         ok = r["status"] == "ok"
         quality = (f"{r['int_accuracy']:.2%}" if r.get("int_accuracy") is not None else f"{r['sqnr_db']:.1f} dB") if ok else ""
         result = "[green]ok[/]" if ok else f"[red]exit {r['exit_code']} {r['category']}[/]: {r['error'][:90]}"
-        table.add_row(Path(r["model"]).name, r["target"], r["bits"], str(r["batch"]), r["verify"], result,
+        table.add_row(Path(r["model"]).stem, r["target"], r["bits"], str(r["batch"]), r["verify"], result,
                       f"{r['latency_us']:,.2f}" if ok else "", f"{r['dsp']:,}" if ok else "",
                       f"{r['lut']:,}" if ok else "", quality)
     return table

@@ -60,7 +60,7 @@ def scatter(rows: list[dict], resource: str, label: str, quality: Quality) -> st
     front drawn as a line through its points; each point links to its report."""
     built = [r for r in rows if r["status"] == "ok" and r.get(resource) is not None]
     title = f"latency vs {label} (colour: {quality.label})"
-    parts = [f'<svg class="pareto" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
+    parts = [f'<svg class="pareto-plot" role="img" aria-label="{escape(title)}" xmlns="http://www.w3.org/2000/svg" '
              f'width="{WIDTH}" height="{HEIGHT}">', f'<text x="0" y="14" class="title">{escape(title)}</text>']
     if not built:
         parts += ['<text x="60" y="80">no configuration built</text>', "</svg>"]
