@@ -52,7 +52,7 @@ def run_sweep(models: list[tuple[Path, Path | None]], axes: Axes, calibration: C
     """Every model (with its calibration npz, or None for `calibration`'s) on every configuration of
     `axes`; writes OUT/results.csv (+ .parquet), OUT/index.html and OUT/junit.xml."""
     configs = axes.configs()
-    _claim(out, title)
+    _check_out(out)
     targets = {}
     for target in axes.targets:  # an unknown target stops the sweep before any work (exit 9)
         load_target(target)
@@ -63,6 +63,8 @@ def run_sweep(models: list[tuple[Path, Path | None]], axes: Axes, calibration: C
         for config in configs:
             description, yaml_text = targets[config.target]
             jobs.append((Task(task_key(inputs, config, description), str(model), config, yaml_text), inputs))
+    out.mkdir(parents=True, exist_ok=True)  # only now: a refused sweep leaves no folder behind
+    (out / MARKER).write_text(json.dumps({"title": title}, indent=1) + "\n")
     rows = run_tasks(jobs, out, cluster, progress)
     files = [out / "results.csv"]
     write_csv(rows, files[0])
@@ -103,11 +105,9 @@ def _inputs(model: Path, calib: Path | None, calibration: Calibration) -> Inputs
                   calibration.min_sqnr_db)
 
 
-def _claim(out: Path, title: str) -> None:
+def _check_out(out: Path) -> None:
     """OUT is new, empty, or an earlier sweep (whose rows are the cache); anything else is left alone."""
     if out.exists() and not out.is_dir():
         raise PathError(f"{out} is a file; choose another -o for the sweep folder")
     if out.is_dir() and any(out.iterdir()) and not (out / MARKER).is_file():
         raise PathError(f"{out} exists and is not an hlsgen sweep folder; choose another -o or remove it")
-    out.mkdir(parents=True, exist_ok=True)
-    (out / MARKER).write_text(json.dumps({"title": title}, indent=1) + "\n")

@@ -85,3 +85,32 @@ def test_cached_rows_and_retried_failures(tmp_path):
     assert cached_row(tmp_path, "d") is None
     assert cached_row(tmp_path, "e") is None
     assert not list(tmp_path.glob("*.tmp"))
+
+
+def test_user_errors_are_one_line_before_any_work(capsys, tmp_path, monkeypatch):
+    from hlsgen.sweep import runner
+    from tests.cli.test_build import CALIB
+    from tests.cli.test_errors import assert_one_line_error, run_cli
+
+    out = tmp_path / "s"
+    code, _, err = run_cli(capsys, "sweep", MODEL, "--calib", CALIB, "--targets", "systolic16x16,systolic61x61",
+                           "-o", str(out), "-q")
+    assert code == 9 and not out.exists()
+    assert_one_line_error(err, "systolic61x61")
+    occupied = tmp_path / "occupied"
+    occupied.mkdir()
+    (occupied / "mine.txt").write_text("keep")
+    code, _, err = run_cli(capsys, "sweep", MODEL, "--calib", CALIB, "-o", str(occupied), "-q")
+    assert code == 6 and sorted(p.name for p in occupied.iterdir()) == ["mine.txt"]
+    assert_one_line_error(err, "not an hlsgen sweep folder")
+    code, _, err = run_cli(capsys, "sweep", MODEL, "--calib", CALIB, "--bits", "3,12", "-o", str(out), "-q")
+    assert code == 2
+    assert_one_line_error(err, "--bits 12")
+    monkeypatch.setattr(runner, "CONNECT_TIMEOUT_S", 2)
+    code, _, err = run_cli(capsys, "sweep", MODEL, "--calib", CALIB, "--scheduler", "tcp://127.0.0.1:9", "-o",
+                           str(out), "-q")
+    assert code == 4
+    assert_one_line_error(err, "cannot reach the dask scheduler at tcp://127.0.0.1:9")
+    code, _, err = run_cli(capsys, "regress", str(tmp_path / "nowhere"), "-q")
+    assert code == 6
+    assert_one_line_error(err, "is not a folder of ONNX models")
