@@ -61,8 +61,8 @@ def _compute(client, todo: list[tuple[Task, Inputs]], sweep: Path):
     for _, inputs in todo:  # each model's bytes cross the network once, not once per task
         if id(inputs) not in scattered:
             scattered[id(inputs)] = client.scatter(inputs, hash=False)
-    futures = {client.submit(run_task, task, scattered[id(inputs)], key=f"hlsgen-sweep-{task.key}", pure=False,
-                             retries=1): task for task, inputs in todo}
+    futures = {client.submit(run_task, task, scattered[id(inputs)], key=f"hlsgen-sweep-{task.key}", pure=False): task
+               for task, inputs in todo}
     pending = set(futures)
     while pending:
         try:
