@@ -30,7 +30,8 @@ def cluster_options(command):
 
 @click.command(short_help="Build every combination of targets, widths, batch and checks on a dask cluster.")
 @click.argument("model_path", metavar="MODEL.onnx")
-@click.option("--targets", default=None, metavar="A,B,...", help="Targets (names or .yaml paths) [default: systolic16x16].")
+@click.option("--targets", default=None, metavar="A,B,...",
+              help="Targets (names or .yaml paths) [default: systolic16x16].")
 @click.option("--bits", default=None, metavar="4,6,8,auto", help="Bit-width settings [default: 8].")
 @click.option("--batch", default=None, metavar="1,8,...", help="Images per run (throughput mode) [default: 1].")
 @click.option("--verify", multiple=True, metavar="csim,rtl|none",
@@ -75,13 +76,15 @@ def sweep(model_path, targets, bits, batch, verify, synth, grid_path, calib, inp
 
 @click.command(short_help="Build and verify every model of a folder on every target; exit 0 only if all pass.")
 @click.argument("models_dir", metavar="MODELS_DIR")
-@click.option("--targets", default="systolic16x16", show_default=True, metavar="A,B,...", help="Targets (names or .yaml paths).")
+@click.option("--targets", default="systolic16x16", show_default=True, metavar="A,B,...",
+              help="Targets (names or .yaml paths).")
 @click.option("--bits", default="8", show_default=True, metavar="4,6,8,auto", help="Bit-width settings.")
 @click.option("--verify", default="csim,rtl", show_default=True, metavar="csim,rtl",
               help="Checks every build must pass bit-exact.")
 @click.option("--input-range", default=None, metavar="LO,HI",
               help="Calibration range for models without a <stem>.npz or calib.npz beside them.")
-@click.option("-o", "--output", "out_dir", default=None, metavar="OUT", help="Results folder [default: <MODELS_DIR>_regress].")
+@click.option("-o", "--output", "out_dir", default=None, metavar="OUT",
+              help="Results folder [default: <MODELS_DIR>_regress].")
 @cluster_options
 def regress(models_dir, targets, bits, verify, input_range, out_dir, scheduler, workers, quiet) -> None:
     """Build and verify (C-sim and RTL by default) every .onnx under MODELS_DIR on every target, each build a
@@ -117,8 +120,8 @@ def _batches(text: str) -> tuple[int, ...]:
 def _progress(quiet: bool):
     """A bar on stderr: tasks done of all, with how many failed, came from the cache and run now."""
     console = Console(stderr=True, quiet=quiet, highlight=False)
-    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[state]}"),
-                   TimeElapsedColumn(), console=console, transient=False, disable=quiet)
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                   TextColumn("{task.fields[state]}"), TimeElapsedColumn(), console=console, disable=quiet)
     task = bar.add_task("tasks", total=None, state="starting the cluster")
 
     def update(p) -> None:
@@ -135,7 +138,8 @@ def _summary(rows: list[dict], title: str) -> Table:
                          overflow="fold")  # a narrow terminal wraps names instead of cutting them
     for r in rows:
         ok = r["status"] == "ok"
-        quality = (f"{r['int_accuracy']:.2%}" if r.get("int_accuracy") is not None else f"{r['sqnr_db']:.1f} dB") if ok else ""
+        quality = "" if not ok else (f"{r['int_accuracy']:.2%}" if r.get("int_accuracy") is not None
+                                     else f"{r['sqnr_db']:.1f} dB")
         result = "[green]ok[/]" if ok else f"[red]exit {r['exit_code']} {r['category']}[/]: {r['error'][:90]}"
         table.add_row(Path(r["model"]).stem, r["target"], r["bits"], str(r["batch"]), r["verify"], result,
                       f"{r['latency_us']:,.2f}" if ok else "", f"{r['dsp']:,}" if ok else "",

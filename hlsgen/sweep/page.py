@@ -44,7 +44,8 @@ def write_index(rows: list[dict], sweep: Path, title: str, files: list[str]) -> 
     frontier = pareto(rows, "dsp", quality) | pareto(rows, "lut", quality)
     plots = [scatter(rows, resource, label, quality) for resource, label in (("dsp", "DSP"), ("lut", "LUT"))]
     ok = sum(r["status"] == "ok" for r in rows)
-    table = [{"cells": [_cell(row.get(c)) for c in SHOWN], "report": row.get("report"), "pareto": row["key"] in frontier,
+    table = [{"cells": [_cell(row.get(c)) for c in SHOWN], "report": row.get("report"),
+              "pareto": row["key"] in frontier,
               "failed": row["status"] != "ok", "error": f"exit {row['exit_code']} {row['category']}: {row['error']}",
               "name": case_name(row)} for row in sorted(rows, key=_order)]
     html = render_with(make_environment("sweep", autoescape=True), "sweep", "index.html.j2", title=title,
@@ -89,7 +90,8 @@ def scatter(rows: list[dict], resource: str, label: str, quality: Quality) -> st
                f'fill="{_colour(share)}" class="point"><title>{escape(tip)}</title></circle>')
         parts.append(f'<a href="{escape(row["report"])}">{dot}</a>' if row.get("report") else dot)
     parts.append(f'<text x="{WIDTH - 16}" y="40" text-anchor="end" class="legend">{quality.label}: '
-                 f'<tspan fill="{_colour(0)}">{q_lo:.4g}</tspan> .. <tspan fill="{_colour(1)}">{q_hi:.4g}</tspan></text>')
+                 f'<tspan fill="{_colour(0)}">{q_lo:.4g}</tspan> .. '
+                 f'<tspan fill="{_colour(1)}">{q_hi:.4g}</tspan></text>')
     parts.append("</svg>")
     return "\n".join(parts)
 

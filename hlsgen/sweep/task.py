@@ -111,5 +111,6 @@ def figures(quality: dict, report: dict) -> dict:
     synth = report.get("synth")
     if synth:
         measured = synth.get("measured", {})
-        row.update(fmax_mhz=synth.get("fmax_mhz"), **{f"synth_{k}": measured.get(k) for k in ("lut", "ff", "dsp", "bram")})
+        row.update(fmax_mhz=synth.get("fmax_mhz"),
+                   **{f"synth_{k}": measured.get(k) for k in ("lut", "ff", "dsp", "bram")})
     return row
