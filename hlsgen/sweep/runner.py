@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -55,23 +56,27 @@ def run_tasks(jobs: list[tuple[Task, Inputs]], sweep: Path, cluster: Cluster,
 
 def _compute(client, todo: list[tuple[Task, Inputs]], sweep: Path):
     """Each finished task's row as it arrives, and None every POLL_S while none does (a progress tick)."""
-    from distributed import wait
+    from distributed import as_completed
 
-    scattered = {}
-    for _, inputs in todo:  # each model's bytes cross the network once, not once per task
-        if id(inputs) not in scattered:
-            scattered[id(inputs)] = client.scatter(inputs, hash=False)
-    futures = {client.submit(run_task, task, scattered[id(inputs)], key=f"hlsgen-sweep-{task.key}", pure=False): task
+    held = {}
+    for _, inputs in todo:  # each model's bytes cross the network once, not once per task; as a task (not
+        # scattered data) the scheduler can compute them again when the worker holding them dies
+        if id(inputs) not in held:
+            held[id(inputs)] = client.submit(_hold, inputs, pure=False)
+    futures = {client.submit(run_task, task, held[id(inputs)], key=f"hlsgen-sweep-{task.key}", pure=False): task
                for task, inputs in todo}
-    pending = set(futures)
-    while pending:
-        try:
-            finished, pending = wait(pending, timeout=POLL_S, return_when="FIRST_COMPLETED")
-        except TimeoutError:
+    finished = as_completed(futures)
+    while not finished.is_empty():
+        batch = finished.next_batch(block=False)
+        if not batch:
+            time.sleep(POLL_S)
             yield None
-            continue
-        for future in finished:
+        for future in batch:
             yield _record(sweep, futures[future], future)
+
+
+def _hold(inputs: Inputs) -> Inputs:
+    return inputs
 
 
 def _record(sweep: Path, task: Task, future) -> dict:
