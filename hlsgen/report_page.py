@@ -274,7 +274,8 @@ def rewrite_report(out: Path, report: dict) -> dict:
     """Replace OUT/report.json by `report` with its times at its clock (hlsgen.hw.clock: a measured Fmax
     once `synth` holds one), each file whole or not at all, and redraw report.html from it. Returns what
     was written."""
-    report = _timed(report)
+    with reading_build(Path(out)):  # an edited report.json is a wrong build folder (6), not a crash
+        report = _timed(report)
     replace_text(Path(out) / "report.json", json.dumps(report, indent=1) + "\n")
     write_report_page(Path(out))
     return report
