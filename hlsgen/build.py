@@ -47,6 +47,7 @@ from .rtl.overlay import OverlayFitError
 from .rtl.program import compile_program
 from .rtl.sim import sim_build_dir, simulate
 from .staging import staging_for
+from .synth_flow import check_flow, synthesize_build
 
 VERIFY_SAMPLES = 16
 
@@ -67,6 +68,8 @@ class BuildOptions:
     # program.bin), or auto: external when the model uses external memory and the target's top holds it
     verify: tuple[str, ...] = ()  # "csim", "rtl": simulations that must be bit-exact before OUT is written
     batch: int = 1  # images per run of the program (throughput mode, hlsgen.hw.batching); 1: latency mode
+    synth: bool = False  # also synthesize the RTL (and place and route it on Lattice targets): OUT/synth/
+    bitstream: bool = False  # also write a bitstream and its .lpf (Lattice targets; implies synth)
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
     def out_dir(self) -> Path:
@@ -84,6 +87,7 @@ class BuildResult:
     notices: list[str] = field(default_factory=list)
     mapping: object = None  # hlsgen.hw.Mapping: the performance model (report.json)
     verified: dict[str, str] = field(default_factory=dict)  # check ("csim", "rtl") -> what was proven
+    synth: dict | None = None  # report.json's `synth` when --synth or --bitstream ran
 
 
 def build(options: BuildOptions, step: Step = silent) -> BuildResult:
@@ -96,6 +100,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     user_warnings: list[str] = []
     with step("load target"):
         target = load_target(options.target)
+        if options.synth or options.bitstream:  # a target without the flow asked for fails before any work
+            check_flow(target, options.bitstream)
     with step("import and optimize"):
         graph = read_onnx(options.model)
         own = graph.copy()  # the model's own execution, its quantizers included: what quality is measured against
@@ -154,6 +160,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
             _write(staging.folder, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping,
                    bits)
         verified = _verify(staging.folder, options.verify, step)
+        synth = synthesize_build(staging.folder, options.bitstream, step) if options.synth or options.bitstream \
+            else None
         staging.commit()
     except HlsgenError as exc:
         _keep_logs(exc, staging.folder, out.parent / f"{out.name}.logs")
@@ -166,7 +174,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     finally:
         staging.discard()
     notices = graph.notices + [n for n in quantized.graph.notices if n not in graph.notices]  # and the quantizer's
-    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, notices, mapping, verified)
+    return BuildResult(out, target, quantized, measured, bits_table, user_warnings, notices, mapping, verified,
+                       synth)
 
 
 def _check_batch_option(options: BuildOptions) -> None:

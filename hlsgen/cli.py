@@ -134,13 +134,17 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
 @click.option("--batch", type=click.IntRange(1, MAX_BATCH), default=1, show_default=True, metavar="N",
               help="Images per run (throughput mode): the convolutions run image by image, the Dense tail once for "
                    "the N images, each weight tile loaded once for all N; 1: latency mode.")
+@click.option("--synth", is_flag=True, help="Also synthesize the RTL with Yosys (Lattice targets: and place and route "
+              "it with nextpnr): measured resources and Fmax in report.json, logs in OUT/synth/ (`hlsgen synth`).")
+@click.option("--bitstream", is_flag=True, help="Lattice targets: also write OUT/synth/<top>.bit and its .lpf "
+              "(implies --synth).")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          hls_design, program, batch, config_path, quiet, as_json) -> None:
+          hls_design, program, batch, synth, bitstream, config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -170,6 +174,7 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
         hls_design=str(option("hls_design", "hls_design", hls_design)),
         program=str(option("program", "program", program)), batch=int(option("batch", "batch", batch)),
+        synth=synth, bitstream=bitstream,
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
     console = _progress_console(quiet, as_json)
@@ -202,6 +207,8 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
                               f"PE utilization {m.utilization:.1%}; per layer in {result.out / 'report.json'}")
         for check, details in result.verified.items():
             out_console.print(f"verified {check}: bit-exact, {details}")
+        if result.synth is not None:
+            out_console.print(_synth_summary(result.synth), markup=False)
 
 
 def _build_summary(result) -> dict:
@@ -209,6 +216,8 @@ def _build_summary(result) -> dict:
     summary = {"out": str(result.out), "target": result.target.name, "quality": result.quality,
                "warnings": result.warnings, "notices": result.notices}
     summary["verified"] = {check: {"bit_exact": True, "details": details} for check, details in result.verified.items()}
+    if result.synth is not None:
+        summary["synth"] = result.synth
     if result.mapping is not None:
         summary["performance"] = {"cycles": result.mapping.cycles, "batch": result.mapping.images,
                                   "utilization": round(result.mapping.utilization, 4)}
@@ -237,6 +246,47 @@ def report(out: str, quiet: bool) -> None:
     if not quiet:
         out_console.print(summarize(Path(out)))
         out_console.print(f"wrote {path}")
+
+
+@cli.command(short_help="Synthesize BUILD's RTL (and place, route, --bitstream on Lattice targets).")
+@click.argument("out", metavar="BUILD")
+@click.option("--bitstream", is_flag=True, help="Lattice targets: also write BUILD/synth/<top>.bit and its .lpf.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
+@click.option("--json", "as_json", is_flag=True, help="Print only report.json's `synth` on stdout.")
+def synth(out: str, bitstream: bool, quiet: bool, as_json: bool) -> None:
+    """Synthesize BUILD's RTL with open tools for its target's device family: Yosys synth_xilinx on Xilinx
+    targets (resources; no Fmax without a router), synth_ecp5 then nextpnr-ecp5 on ECP5 targets (resources
+    and Fmax after routing, the critical path; --bitstream: ecppack). Results go into BUILD/report.json
+    (`synth`, and the times at the measured Fmax) and report.html; the tool logs into BUILD/synth/. Timing
+    not met is reported, not an error; a failed or interrupted run leaves BUILD as it was."""
+    from .synth_flow import synthesize_build
+
+    result = synthesize_build(Path(out), bitstream, console_steps(_progress_console(quiet, as_json)))
+    if as_json:
+        _print_json(result)
+    elif not quiet:
+        out_console.print(_synth_summary(result), markup=False)
+        out_console.print(f"logs in {Path(out) / 'synth'}; report in {Path(out) / 'report.html'}", markup=False)
+
+
+def _synth_summary(synth: dict) -> str:
+    """Measured against estimated resources, and the timing, on a few lines."""
+    measured, estimated, device = synth["measured"], synth["estimated"], synth["device"]
+    cells = ", ".join(f"{measured[k]:,} {k.upper()} (estimate {estimated[k]:,}, device {device[k]:,})"
+                      for k in ("lut", "ff", "dsp", "bram"))
+    lines = [f"{synth['flow']} on {synth['part']}: {cells}"]
+    if synth["fmax_mhz"] is None:
+        lines.append(f"Fmax: not measured ({synth['flow']} has no place and route); times stay at the target's "
+                     f"{synth['clock_target_mhz']:g} MHz")
+    else:
+        verdict = "met" if synth["timing_met"] else "NOT met"
+        path = synth["critical_path"]
+        lines.append(f"Fmax {synth['fmax_mhz']:g} MHz after routing (target {synth['clock_target_mhz']:g} MHz: "
+                     f"timing {verdict})" + (f"; critical path {path['from']} -> {path['to']}, {path['ns']:g} ns"
+                                             if path else ""))
+    if synth["bitstream"]:
+        lines.append(f"bitstream {synth['bitstream']}, constraints {synth['constraints']}")
+    return "\n".join(lines)
 
 
 @cli.command(short_help="C-simulate BUILD/hls/ with g++: bit-exact or exit 5.")
@@ -423,7 +473,9 @@ def targets() -> None:
                   f"{t.widths.operand_bits}-bit operands, {t.widths.accumulator_bits}-bit accumulators, {t.clock_mhz:g} MHz")
         out.print(f"  buffers     input {b.input.kib} KiB / {b.input.banks} banks, weight {b.weight.kib} KiB / "
                   f"{b.weight.banks} banks, accumulator {b.accumulator.kib} KiB / {b.accumulator.banks} banks")
-        out.print(f"  device      {d.part}: {d.dsp} DSP, {d.bram_18k} BRAM18K, {d.lut} LUT, {d.ff} FF")
+        package = f" ({d.package}, speed {d.speed})" if d.package else ""
+        out.print(f"  device      {d.part}{package}, {d.synth_family or 'no synthesis flow'}: {d.dsp} DSP, "
+                  f"{d.bram_18k} BRAM18K, {d.lut} LUT, {d.ff} FF")
 
 
 def _load(path: str) -> Model:

@@ -40,7 +40,7 @@ class ToolError(HlsgenError):
     """A tool the step needs (g++, Verilator) is missing or failed for a reason outside the design."""
 
     exit_code = 4
-    what = "a tool a step needs (g++, Verilator) is missing or failed"
+    what = "a tool a step needs (g++, Verilator, Yosys, nextpnr) is missing or failed"
 
 
 class MismatchError(HlsgenError):

@@ -59,13 +59,30 @@ class ExternalMemory:
         return -(-nbytes * 1000 // round(self.bytes_per_cycle * 1000))
 
 
+# Device families hlsgen synthesizes for (hlsgen.rtl.synth_flow): Yosys' synth_xilinx families, and the Lattice
+# ECP5, which nextpnr also places and routes. Part-number prefixes name the family when a target does not.
+FAMILIES = ("xc7", "xcup", "ecp5")
+LATTICE = ("ecp5",)
+PART_FAMILIES = (("xc7", "xc7"), ("xczu", "xcup"), ("xcvu", "xcup"), ("xcku", "xcup"), ("xcau", "xcup"),
+                 ("xck26", "xcup"), ("lfe5", "ecp5"))
+
+
 @dataclass(frozen=True)
 class Device:
     part: str
     dsp: int
-    bram_18k: int
+    bram_18k: int  # 18 Kib blocks: RAMB18 on Xilinx parts, DP16KD (ECP5) or EBR (Nexus) on Lattice ones
     lut: int
     ff: int
+    family: str = ""  # one of FAMILIES; "": from the part number
+    package: str = ""  # Lattice parts: what nextpnr places the IOs in (e.g. CABGA381)
+    speed: int = 0  # Lattice parts: the speed grade nextpnr times against (ECP5: 6, 7 or 8); 0: none given
+
+    @property
+    def synth_family(self) -> str:
+        """The family synthesis targets: the one given, else the part number's; "" when neither says."""
+        part = self.part.lower()
+        return self.family or next((family for prefix, family in PART_FAMILIES if part.startswith(prefix)), "")
 
 
 @dataclass(frozen=True)
@@ -92,6 +109,11 @@ class Target:
         for name in ("input", "weight", "accumulator"):
             buffer = getattr(self.buffers, name)
             _check(buffer.kib > 0 and buffer.banks > 0, f"buffers.{name} needs positive kib and banks")
+        device = self.device
+        _check(device.family in ("", *FAMILIES), f"device.family must be one of {', '.join(FAMILIES)}")
+        if device.synth_family in LATTICE:  # nextpnr needs both to place and time the design
+            _check(bool(device.package), "device.package must name the part's package (e.g. CABGA381) on a Lattice part")
+            _check(device.speed > 0, "device.speed must be the part's speed grade (e.g. 8) on a Lattice part")
         memory = self.external_memory
         if memory is not None:
             _check(memory.data_bits in (32, 64, 128, 256, 512, 1024), "external_memory.data_bits must be an AXI4 "

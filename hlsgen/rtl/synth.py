@@ -53,11 +53,15 @@ def synthesize(sources: list[Path], top: str, work: Path, memories: list[Path] =
     script = (f"{reads}; synth_xilinx -family {family} -flatten -top {top}; "
               f"tee -q -o {stats.name} stat -json -tech xilinx")
     start = time.perf_counter()
-    done = subprocess.run([*yosys_command(), "-q", "-l", "yosys.log", "-p", script], cwd=work, capture_output=True,
-                          text=True, timeout=timeout)
+    try:
+        done = subprocess.run([*yosys_command(), "-q", "-l", "yosys.log", "-p", script], cwd=work,
+                              capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"Yosys synthesis of {top} took more than {timeout:g} s; its log is {work / 'yosys.log'}") \
+            from None
     if done.returncode != 0 or not stats.is_file():
         tail = (work / "yosys.log").read_text().splitlines()[-5:] if (work / "yosys.log").is_file() else []
-        raise ToolError(f"Yosys synthesis of {top} failed (exit {done.returncode}): {' / '.join(tail) or done.stderr[-500:]}")
+        raise ToolError(f"Yosys synthesis of {top} failed (exit {done.returncode}): {' / '.join(tail) or ' '.join(done.stderr[-500:].split())}")
     return count_cells(json.loads(stats.read_text()), top, family, time.perf_counter() - start)
 
 

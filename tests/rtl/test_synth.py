@@ -1,11 +1,20 @@
-"""Yosys synthesis of the generated RTL: cell counting, and (slow) the example's whole 16x16 accelerator."""
+"""Yosys synthesis of the generated RTL: cell counting, nextpnr's report and the .lpf, and (slow) the example's
+whole accelerator through synth_xilinx, and through synth_ecp5, nextpnr-ecp5 and ecppack to a bitstream."""
+import json
+from pathlib import Path
+
 import pytest
 
+from hlsgen.cli import main
+from hlsgen.errors import MappingError
 from hlsgen.hw import load_target
+from hlsgen.rtl.lattice import check_pins, constraints, critical_path, part_name
 from tests.rtl.program_of import rtl_program
 from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.synth import count_cells, synthesize
-from tests.hw.models import integer_graph
+from tests.hw.models import DIGITS, integer_graph, target_with
+
+CALIB = Path(__file__).resolve().parents[2] / "examples" / "digits" / "calib.npz"
 
 
 def test_cells_are_counted_as_fpga_resources():
@@ -24,3 +33,62 @@ def test_the_example_accelerator_synthesizes_for_systolic16x16(tmp_path):
     pes = target.array.rows * target.array.cols
     assert pes <= r.dsp <= pes + 4 * target.array.cols  # one per PE, a few per requantizer and vector lane
     assert r.bram_18k > 0 and 0 < r.lut < target.device.lut and 0 < r.ff < target.device.ff
+
+
+def test_nextpnr_report_gives_the_slowest_clocked_path():
+    step = lambda cell_from, cell_to, delay: {"from": {"cell": cell_from}, "to": {"cell": cell_to}, "delay": delay}  # noqa: E731
+    report = {"critical_paths": [
+        {"from": "<async>", "to": "posedge clk", "path": [step("in", "a", 9.0)]},
+        {"from": "posedge clk", "to": "posedge clk", "path": [step("pe.q", "pe.q", 0.4), step("pe.q", "acc.d", 7.1)]},
+    ]}
+    assert critical_path(report) == {"from": "pe.q", "to": "acc.d", "ns": 7.5}
+    assert critical_path({"critical_paths": []}) is None
+
+
+def test_constraints_name_the_clock_and_every_port():
+    lpf = constraints({"clk": "P3", "o[0]": "A10"}, "clk", 125, "LFE5U-85F-8BG381C")
+    assert 'FREQUENCY PORT "clk" 125 MHz;' in lpf
+    assert 'LOCATE COMP "o[0]" SITE "A10";' in lpf and 'IOBUF PORT "o[0]" IO_TYPE=LVCMOS33;' in lpf
+
+
+def test_ecp5_target_and_its_part():
+    target = load_target("ecp5_8x8")
+    assert target.device.synth_family == "ecp5" and part_name(target.device) == "LFE5U-85F"
+    assert (target.device.dsp, target.device.bram_18k, target.device.lut) == (156, 208, 83640)
+    assert load_target("systolic8x8").device.synth_family == "xc7"
+    assert load_target("systolic16x16").device.synth_family == "xcup"
+    # the too-many-ports check reads the package's pins from the nextpnr wheel's database (205 on CABGA381)
+    check_pins(205, target.device, "top")
+    with pytest.raises(MappingError, match="206 port bits, more than the 205 user pins"):
+        check_pins(206, target.device, "top")
+
+
+def test_a_lattice_device_needs_package_and_speed():
+    with pytest.raises(ValueError, match="device.package"):
+        target_with("ecp5_8x8", device__package="")
+    with pytest.raises(ValueError, match="device.speed"):
+        target_with("ecp5_8x8", device__speed=0)
+    with pytest.raises(ValueError, match="device.family"):
+        target_with("systolic8x8", device__family="virtex2")
+
+
+@pytest.mark.slow
+def test_the_example_routes_and_packs_a_bitstream_on_ecp5(tmp_path):
+    """digits on ecp5_8x8: synth_ecp5, nextpnr-ecp5 and ecppack; report.json holds the measured figures."""
+    out = tmp_path / "digits_ecp5"
+    assert main(["build", str(DIGITS), "--target", "ecp5_8x8", "--calib", str(CALIB), "--bitstream",
+                 "-o", str(out), "-q"]) == 0
+    synth = json.loads((out / "report.json").read_text())["synth"]
+    assert synth["flow"] == "yosys synth_ecp5 + nextpnr-ecp5" and synth["fmax_mhz"] > 0
+    assert synth["timing_met"] == (synth["fmax_mhz"] >= 125)
+    for key in ("lut", "ff", "dsp", "bram"):
+        assert 0 < synth["measured"][key] <= synth["device"][key]
+    assert synth["critical_path"]["ns"] > 0
+    bit = out / synth["bitstream"]
+    data = bit.read_bytes()
+    assert len(data) > 100_000 and b"\xff\xff\xbd\xb3" in data[:4096]  # the ECP5 preamble
+    lpf = (out / synth["constraints"]).read_text()
+    assert 'FREQUENCY PORT "clk" 125 MHz;' in lpf and lpf.count("LOCATE COMP") == 30  # the ROM top's 30 port bits
+    report = json.loads((out / "report.json").read_text())
+    assert report["total"]["clock"]["mhz"] == synth["fmax_mhz"]
+    assert report["total"]["latency_us"] == round(report["total"]["cycles"] / synth["fmax_mhz"], 4)
