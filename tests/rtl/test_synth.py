@@ -8,7 +8,7 @@ import pytest
 from hlsgen.cli import main
 from hlsgen.errors import MappingError
 from hlsgen.hw import load_target
-from hlsgen.rtl.lattice import check_pins, constraints, critical_path, part_name
+from hlsgen.rtl.lattice import choose_pins, constraints, critical_path, part_name
 from tests.rtl.program_of import rtl_program
 from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.synth import count_cells, synthesize
@@ -36,7 +36,9 @@ def test_the_example_accelerator_synthesizes_for_systolic16x16(tmp_path):
 
 
 def test_nextpnr_report_gives_the_slowest_clocked_path():
-    step = lambda cell_from, cell_to, delay: {"from": {"cell": cell_from}, "to": {"cell": cell_to}, "delay": delay}  # noqa: E731
+    def step(cell_from: str, cell_to: str, delay: float) -> dict:
+        return {"from": {"cell": cell_from}, "to": {"cell": cell_to}, "delay": delay}
+
     report = {"critical_paths": [
         {"from": "<async>", "to": "posedge clk", "path": [step("in", "a", 9.0)]},
         {"from": "posedge clk", "to": "posedge clk", "path": [step("pe.q", "pe.q", 0.4), step("pe.q", "acc.d", 7.1)]},
@@ -57,10 +59,21 @@ def test_ecp5_target_and_its_part():
     assert (target.device.dsp, target.device.bram_18k, target.device.lut) == (156, 208, 83640)
     assert load_target("systolic8x8").device.synth_family == "xc7"
     assert load_target("systolic16x16").device.synth_family == "xcup"
-    # the too-many-ports check reads the package's pins from the nextpnr wheel's database (205 on CABGA381)
-    check_pins(205, target.device, "top")
-    with pytest.raises(MappingError, match="206 port bits, more than the 205 user pins"):
-        check_pins(206, target.device, "top")
+
+
+
+def test_pins_are_chosen_among_the_bonded_general_purpose_ones():
+    device = load_target("ecp5_8x8").device
+    pins = choose_pins({"clk": 1, "rst": 1, "s_axis_tdata": 8, "m_axis_tvalid": 1}, "clk", device, "top")
+    assert list(pins) == ["clk", "rst", *(f"s_axis_tdata[{i}]" for i in range(8)), "m_axis_tvalid"]
+    assert len(set(pins.values())) == len(pins)  # one pin per bit
+    assert pins == choose_pins({"clk": 1, "rst": 1, "s_axis_tdata": 8, "m_axis_tvalid": 1}, "clk", device, "top")
+    # CABGA381 bonds 205 PIOs; 140 have no configuration, clock, PLL or reference function
+    choose_pins({"clk": 1, "bus": 140}, "clk", device, "top")
+    with pytest.raises(MappingError, match="142 port bits, more than the 141 general-purpose pins"):
+        choose_pins({"clk": 1, "bus": 141}, "clk", device, "top")
+    with pytest.raises(MappingError, match="no clock port 'clk'"):
+        choose_pins({"clock": 1}, "clk", device, "top")
 
 
 def test_a_lattice_device_needs_package_and_speed():
