@@ -10,6 +10,9 @@ from hlsgen.hw.resources import bram18, bram_blocks, estimate, fit
 from tests.hw.models import integer_graph
 
 TARGETS = sorted(builtin_targets())
+# targets whose device cannot hold the program tables beside the buffers: the model's own top only
+# (hw_models/ecp5_8x8.yaml: the tables' 201 blocks and the buffers' 144 exceed the LFE5U-85F's 208 DP16KD)
+ROM_ONLY = {"ecp5_8x8"}
 
 
 @pytest.mark.parametrize("name", TARGETS)
@@ -26,7 +29,7 @@ def test_the_program_tables_are_charged_as_block_ram_and_fit_the_device(name):
         assert blocks[f"program_{table}"] == bram18(depth, bits[table]) > 0
     own, loaded = estimate(target), estimate(target, program_external=True)
     assert loaded["bram_18k"] - own["bram_18k"] == sum(blocks[f"program_{t}"] for t in vars(tables)) >= 100
-    assert fit(target, loaded)["ok"], (loaded["bram_18k"], target.device.bram_18k)
+    assert fit(target, loaded)["ok"] == (name not in ROM_ONLY), (loaded["bram_18k"], target.device.bram_18k)
 
 
 def test_the_report_counts_the_tables_only_in_the_targets_top():

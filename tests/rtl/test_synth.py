@@ -7,7 +7,7 @@ import pytest
 
 from hlsgen.cli import main
 from hlsgen.errors import MappingError
-from hlsgen.hw import load_target
+from hlsgen.hw import load_target, map_model
 from hlsgen.rtl.lattice import choose_pins, constraints, critical_path, part_name
 from tests.rtl.program_of import rtl_program
 from hlsgen.rtl.render import write_rtl
@@ -74,6 +74,14 @@ def test_pins_are_chosen_among_the_bonded_general_purpose_ones():
         choose_pins({"clk": 1, "bus": 141}, "clk", device, "top")
     with pytest.raises(MappingError, match="no clock port 'clk'"):
         choose_pins({"clock": 1}, "clk", device, "top")
+
+
+def test_the_ecp5_target_holds_the_models_own_top_only():
+    """Its EBR holds the buffers (144 of 208 blocks) but not the target's top's program tables as well."""
+    graph, target = integer_graph("digits"), load_target("ecp5_8x8")
+    assert map_model(graph, target, program="rom").resources["bram_18k"] == 144
+    with pytest.raises(MappingError, match="does not fit its device LFE5U-85F-8BG381C: the design needs 345 BRAM_18K"):
+        map_model(graph, target, program="external")
 
 
 def test_a_lattice_device_needs_package_and_speed():
