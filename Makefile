@@ -39,6 +39,7 @@ bench: install-test
 	$(BIN)/python bench/one_machine.py
 	$(BIN)/python bench/architectures.py
 	$(BIN)/python bench/synth.py
+	$(BIN)/python bench/sweep.py
 
 # differential fuzzing (README, "Fuzzing"): random models, float vs onnxruntime, integer reference = C-sim = RTL
 fuzz: install-test

@@ -29,12 +29,14 @@ AXES = Axes(("systolic8x8", "systolic16x16", "systolic32x32"), ("4", "6", "8", "
 
 
 def timed_sweep(out: Path, workers: int) -> dict:
+    seen = []
     start = time.monotonic()
-    outcome = run_sweep([(MODEL, None)], AXES, Calibration(CALIB), out, Cluster(workers=workers), "digits")
+    outcome = run_sweep([(MODEL, None)], AXES, Calibration(CALIB), out, Cluster(workers=workers), "digits",
+                        seen.append)
     seconds = time.monotonic() - start
     return {"workers": workers, "configurations": len(outcome.rows), "failed": len(outcome.failed),
-            "wall_s": round(seconds, 1), "task_s": round(sum(r["seconds"] for r in outcome.rows), 1),
-            "folder": str(out)}
+            "cached": seen[-1].cached, "wall_s": round(seconds, 1),
+            "build_s": round(sum(r["seconds"] for r in outcome.rows), 1), "folder": str(out)}
 
 
 def main() -> None:
@@ -49,10 +51,11 @@ def main() -> None:
         results.append(timed_sweep(root / f"workers{workers}", workers))
         print(f"{workers} worker(s): {results[-1]['configurations']} configurations "
               f"({results[-1]['failed']} failed) in {results[-1]['wall_s']} s wall, "
-              f"{results[-1]['task_s']} s of builds", flush=True)
+              f"{results[-1]['build_s']} s of builds", flush=True)
     rerun = timed_sweep(Path(results[-1]["folder"]), int(args.workers.split(",")[-1]))
     results.append({**rerun, "rerun": True})
-    print(f"rerun (all cached): {rerun['wall_s']} s wall, {rerun['task_s']} s of builds recorded")
+    print(f"rerun: {rerun['cached']} of {rerun['configurations']} configurations from the cache, "
+          f"{rerun['wall_s']} s wall")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
 
