@@ -18,7 +18,8 @@ SHOWN = ("model", "target", "bits", "batch", "verify", "status", "sqnr_db", "int
 
 @dataclass(frozen=True)
 class Quality:
-    """How a row's accuracy is read: top-1 where every built row has it, else the output SQNR."""
+    """How a row's accuracy is read: top-1 where every built row has it and it differs between them, else the
+    output SQNR (a small model often keeps full top-1 at every width, which would leave nothing to compare)."""
 
     column: str
     label: str
@@ -26,7 +27,8 @@ class Quality:
     @staticmethod
     def of(rows: list[dict]) -> "Quality":
         built = [r for r in rows if r["status"] == "ok"]
-        if built and all(r.get("int_accuracy") is not None for r in built):
+        accuracies = {r.get("int_accuracy") for r in built}
+        if None not in accuracies and len(accuracies) > 1:
             return Quality("int_accuracy", "top-1 accuracy")
         return Quality("sqnr_db", "SQNR (dB)")
 
@@ -44,7 +46,7 @@ def write_index(rows: list[dict], sweep: Path, title: str, files: list[str]) -> 
     frontier = pareto(rows, "dsp", quality) | pareto(rows, "lut", quality)
     plots = [scatter(rows, resource, label, quality) for resource, label in (("dsp", "DSP"), ("lut", "LUT"))]
     ok = sum(r["status"] == "ok" for r in rows)
-    table = [{"cells": [_cell(row.get(c)) for c in SHOWN], "report": row.get("report"),
+    table = [{"cells": [_cell(Path(row["model"]).name)] + [_cell(row.get(c)) for c in SHOWN[1:]], "report": row.get("report"),
               "pareto": row["key"] in frontier,
               "failed": row["status"] != "ok", "error": f"exit {row['exit_code']} {row['category']}: {row['error']}",
               "name": case_name(row)} for row in sorted(rows, key=_order)]
@@ -82,11 +84,16 @@ def scatter(rows: list[dict], resource: str, label: str, quality: Quality) -> st
     if len(front) > 1:
         path = " ".join(f"{x_of(x):.1f},{y_of(y):.1f}" for x, y in front)
         parts.append(f'<polyline points="{path}" class="front"/>')
+    places: dict[tuple[int, int], list[dict]] = {}
+    for row in built:  # configurations at the same latency and cost (widths on one array) sit side by side
+        places.setdefault((round(x_of(row["latency_us"])), round(y_of(row[resource]))), []).append(row)
     for row in built:
         share = 1.0 if q_hi == q_lo else (row[quality.column] - q_lo) / (q_hi - q_lo)
+        place = places[round(x_of(row["latency_us"])), round(y_of(row[resource]))]
+        dodge = (place.index(row) - (len(place) - 1) / 2) * 9
         tip = f"{case_name(row)}: {row['latency_us']:,.2f} us, {row[resource]:,} {label}, {quality.label} " \
               f"{row[quality.column]:.4g}"
-        dot = (f'<circle cx="{x_of(row["latency_us"]):.1f}" cy="{y_of(row[resource]):.1f}" r="6" '
+        dot = (f'<circle cx="{x_of(row["latency_us"]) + dodge:.1f}" cy="{y_of(row[resource]):.1f}" r="5" '
                f'fill="{_colour(share)}" class="point"><title>{escape(tip)}</title></circle>')
         parts.append(f'<a href="{escape(row["report"])}">{dot}</a>' if row.get("report") else dot)
     parts.append(f'<text x="{WIDTH - 16}" y="40" text-anchor="end" class="legend">{quality.label}: '
@@ -98,7 +105,7 @@ def scatter(rows: list[dict], resource: str, label: str, quality: Quality) -> st
 
 def _axis(values: list[float], low_px: float, high_px: float):
     lo, hi = min(values), max(values)
-    pad = (hi - lo) * 0.08 or max(abs(hi) * 0.1, 1.0)
+    pad = (hi - lo) * 0.1 or max(abs(hi) * 0.1, 1.0)
     lo, hi = lo - pad, hi + pad
     return lambda v: low_px + (v - lo) / (hi - lo) * (high_px - low_px)
 

@@ -206,3 +206,25 @@ def test_a_lost_worker_is_retried(scheduler, tmp_path):
     assert [r["status"] for r in rows] == ["ok", "ok"]
     assert all(r["csim"] == "bit-exact" for r in rows)
     assert all(not r["worker"].endswith(f":{pid}") for r in rows)
+
+
+def test_an_interrupted_sweep_resumes(scheduler, tmp_path):
+    """Ctrl-C once the first rows are written: they stay, and the rerun computes only the others."""
+    out = tmp_path / "s"
+    argv = ["--targets", "systolic16x16", "--bits", "4,6,8,auto", "--scheduler", scheduler, "-o", str(out), "-q"]
+    proc = subprocess.Popen([sys.executable, "-m", "hlsgen", "sweep", MODEL, "--calib", CALIB, *argv],
+                            env={**os.environ, "PYTHONPATH": str(ROOT)}, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while not list((out / "rows").glob("*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130, err
+    kept = len(list((out / "rows").glob("*.json")))
+    assert 1 <= kept < 4 and not (out / "results.csv").exists()
+    seen = []
+    outcome = run_sweep([(Path(MODEL), None)], Axes(("systolic16x16",), ("4", "6", "8", "auto")),
+                        Calibration(Path(CALIB)), out, Cluster(scheduler), "digits", seen.append)
+    assert (seen[0].cached, seen[-1].done) == (kept, 4)
+    assert [r["bits"] for r in outcome.rows] == ["4", "6", "8", "auto"]
+    assert all(r["status"] == "ok" for r in outcome.rows)
