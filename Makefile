@@ -46,7 +46,7 @@ fuzz: install-test
 	$(BIN)/hlsgen fuzz --seed 1000 --count 40 --rtl-every 10 --jobs 2 --portable --mutants 200
 
 fuzz-long: install-test
-	$(BIN)/hlsgen fuzz --profile long --seed 100000 --count 2000 --rtl-every 20 --jobs 2 --timeout 600 --portable --mutants 5000
+	$(BIN)/hlsgen fuzz --profile long --seed 100000 --count 2000 --rtl-every 20 --jobs 2 --timeout 1200 --portable --mutants 5000
 
 train-example: $(BIN)/python
 	$(BIN)/pip install -q ".[train]"

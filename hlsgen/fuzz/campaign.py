@@ -66,9 +66,12 @@ def fuzz_models(seed: int, count: int, profile: str = "ci", rtl_every: int = 0, 
                 continue
             spec, rtl = work[i]
             rtl = rtl and not result.message.startswith("csim:")  # C-sim shows it already: shrink without the RTL
-            small = shrink(spec, _same_failure(result, rtl, Path(root) / f"shrink-{i}", jobs, timeout, portable),
-                           batch=jobs, budget=shrink_budget)
-            shrunk = run_all([(small, rtl)], Path(root) / f"final-{i}", 1, timeout, portable=portable)[0]
+            if result.stage == "timeout":  # each candidate would take the whole timeout: keep the model as it is
+                small, shrunk = spec, result
+            else:
+                small = shrink(spec, _same_failure(result, rtl, Path(root) / f"shrink-{i}", jobs, timeout, portable),
+                               batch=jobs, budget=shrink_budget)
+                shrunk = run_all([(small, rtl)], Path(root) / f"final-{i}", 1, timeout, portable=portable)[0]
             folder = save_reproducer(small, shrunk, Path(out) / f"{seed}-{i}")
             summary.failures.append(Failure(result, shrunk, folder))
     return summary

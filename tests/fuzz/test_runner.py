@@ -3,10 +3,16 @@ the same results for any number of workers, and the `hlsgen fuzz` command's summ
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 from hlsgen.cli import main
 from hlsgen.fuzz.generator import random_spec
-from hlsgen.fuzz.runner import float_error, run_all
+import json
+
+import numpy as np
+
+from hlsgen.fuzz.campaign import fuzz_models, specs
+from hlsgen.fuzz.runner import RTL_CYCLES, float_error, rtl_images, run_all
 from hlsgen.fuzz.spec import LayerSpec, ModelSpec, TargetSpec
 
 CONV = {"k": [3, 3], "stride": [1, 1], "dil": [1, 1], "pads": [1, 1, 1, 1], "groups": 1, "bias": True, "bn": True,
@@ -58,3 +64,23 @@ def test_a_cancelling_last_dense_is_within_tolerance():
     spec = random_spec(100330, "long")
     assert spec.layers[-1].kind == "dense" and spec.shapes()[-1] == (1,)
     assert float_error(spec) <= 1e-4
+
+
+def test_the_rtl_check_simulates_the_images_that_fit_its_cycle_budget(tmp_path):
+    """Long seed 100540: 15 images of 828k cycles each (a 2x299x39 input streamed through external memory on
+    a 32x32 array) took over 600 s in Verilator, a timeout with no verdict; 3 of them prove as much."""
+    (tmp_path / "verify").mkdir()
+    np.savez(tmp_path / "verify" / "int_inputs.npz", x=np.zeros((15, 2, 299, 39), np.int8))
+    for cycles, images in ((827_772, RTL_CYCLES // 827_772), (1_000, 15), (50_000_000, 1)):
+        (tmp_path / "report.json").write_text(json.dumps({"total": {"cycles": cycles}}))
+        assert rtl_images(tmp_path) == images
+    assert RTL_CYCLES // 827_772 == 3
+
+
+def test_a_timeout_is_kept_as_generated_not_shrunk(tmp_path):
+    """Shrinking a model that gave no verdict in time would spend the timeout on every candidate."""
+    summary = fuzz_models(9, 1, timeout=0.2, out=tmp_path / "failures")
+    assert summary.counts()["crash"] == 1
+    (failure,) = summary.failures
+    assert failure.shrunk.stage == "timeout" and Path(failure.folder, "replay.sh").is_file()
+    assert Path(failure.folder, "spec.json").read_text().strip() == specs(9, 1, "ci", None)[0].to_json().strip()
