@@ -91,9 +91,11 @@ def _rtl(folder: Path) -> tuple[list[Path], str, list[Path]]:
     rtl = folder / "rtl"
     sources = sorted(p for p in rtl.glob("*.v") if not p.stem.endswith("_tb"))
     tops = [p.stem for p in sources if not p.stem.startswith("hg_")]
-    if len(tops) != 1:
-        raise PathError(f"{rtl} holds {len(tops)} top modules ({', '.join(tops) or 'none'}); rebuild it with "
-                        "`hlsgen build`")
+    if not tops:  # hlsgen build writes no RTL for a model the overlay's units cannot run (its notice says why)
+        raise UsageError(f"{folder} has no RTL to synthesize (no generated top in {rtl}); report.json's "
+                         "designs.rtl.why says why")
+    if len(tops) > 1:
+        raise PathError(f"{rtl} holds {len(tops)} top modules ({', '.join(tops)}); rebuild it with `hlsgen build`")
     return sources, tops[0], sorted(rtl.glob("*.mem"))
 
 
