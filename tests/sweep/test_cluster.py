@@ -132,9 +132,9 @@ def test_the_index_page_in_a_browser(swept, tmp_path):
 
 
 def test_a_failing_configuration_is_a_row(scheduler, tmp_path):
-    out = tmp_path / "s"
-    code = _cli(["sweep", MODEL, "--calib", CALIB, "--targets", "systolic16x16", "--batch", "1,4096",
-                 "--scheduler", scheduler, "-o", str(out), "-q"])
+    out, grid = tmp_path / "s", tmp_path / "grid.yaml"
+    grid.write_text("targets: [systolic16x16]\nbatch: [1, 4096]\n")
+    code = _cli(["sweep", MODEL, "--calib", CALIB, "--grid", str(grid), "--scheduler", scheduler, "-o", str(out), "-q"])
     assert code == 0
     ok, failed = _rows(out)
     assert ok["status"] == "ok" and failed["status"] == "failed"
@@ -228,3 +228,20 @@ def test_an_interrupted_sweep_resumes(scheduler, tmp_path):
     assert (seen[0].cached, seen[-1].done) == (kept, 4)
     assert [r["bits"] for r in outcome.rows] == ["4", "6", "8", "auto"]
     assert all(r["status"] == "ok" for r in outcome.rows)
+
+
+@pytest.mark.slow
+def test_a_synthesized_configuration(tmp_path):
+    """--synth: Yosys's counts (and nextpnr's Fmax on ECP5) in the row; about 2 minutes per target."""
+    from hlsgen.sweep.grid import Config
+    from hlsgen.sweep.task import Inputs, Task, run_task
+
+    _tiny_model(tmp_path)
+    inputs = Inputs("tiny.onnx", (tmp_path / "tiny.onnx").read_bytes(), (tmp_path / "tiny.npz").read_bytes())
+    outcome = run_task(Task("k", "tiny.onnx", Config("systolic8x8", "8", synth=True)), inputs)
+    row = outcome.row
+    assert row["status"] == "ok", row["error"]
+    report = json.loads(outcome.files["report.json"])
+    assert row["synth_lut"] == report["synth"]["measured"]["lut"] > 0
+    assert row["synth_dsp"] == report["synth"]["measured"]["dsp"]
+    assert row["fmax_mhz"] is None  # synth_xilinx has no router
