@@ -245,3 +245,25 @@ def test_a_synthesized_configuration(tmp_path):
     assert row["synth_lut"] == report["synth"]["measured"]["lut"] > 0
     assert row["synth_dsp"] == report["synth"]["measured"]["dsp"]
     assert row["fmax_mhz"] is None  # synth_xilinx has no router
+
+
+def test_the_embedded_local_cluster(tmp_path, capsys):
+    """Without --scheduler: a LocalCluster of worker processes, started and stopped by the command."""
+    _tiny_model(tmp_path)
+    code, stdout, _ = run_cli(capsys, "sweep", str(tmp_path / "tiny.onnx"), "--calib", str(tmp_path / "tiny.npz"),
+                              "--targets", "systolic8x8", "--bits", "4,8", "--workers", "1", "-o", str(tmp_path / "s"))
+    assert code == 0 and "2 built, 0 failed" in stdout
+    rows = _rows(tmp_path / "s")
+    assert [r["status"] for r in rows] == ["ok", "ok"] and rows[0]["worker"] == rows[1]["worker"]  # one worker
+    assert int(rows[0]["weight_bits"]) * 2 == int(rows[1]["weight_bits"])
+
+
+@pytest.mark.slow
+def test_a_regression_through_the_rtl(tmp_path, capsys):
+    """`hlsgen regress` verifies C-sim and RTL by default (a Verilator build in a worker process)."""
+    _tiny_model(tmp_path)
+    code, _, _ = run_cli(capsys, "regress", str(tmp_path), "--targets", "systolic8x8", "--workers", "1", "-o",
+                         str(tmp_path / "r"), "-q")
+    assert code == 0
+    (row,) = _rows(tmp_path / "r")
+    assert (row["csim"], row["rtl"]) == ("bit-exact", "bit-exact")
