@@ -511,11 +511,11 @@ def main(argv: list[str] | None = None) -> int:
     try:
         cli.main(args=argv, prog_name="hlsgen", standalone_mode=False)
         return 0
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        err.print(STOPPED[INTERRUPTED_EXIT])
+    except (click.exceptions.Abort, KeyboardInterrupt) as stop:
+        err.print(_stopped(stop, INTERRUPTED_EXIT), markup=False)
         return INTERRUPTED_EXIT
-    except Terminated:
-        err.print(STOPPED[TERMINATED_EXIT])
+    except Terminated as stop:
+        err.print(_stopped(stop, TERMINATED_EXIT), markup=False)
         return TERMINATED_EXIT
     # markup=False: a message quotes paths and values ("[nan, inf]", "runs/[best]/m.onnx") that rich would
     # otherwise take for style tags and drop
@@ -542,6 +542,13 @@ def main(argv: list[str] | None = None) -> int:
         err.print(f"internal error: {type(exc).__name__}: {exc} (set HLSGEN_DEBUG=1 for a traceback, and please report it)",
                   soft_wrap=True, markup=False)
         return INTERNAL_ERROR_EXIT
+
+
+def _stopped(stop: BaseException, code: int) -> str:
+    """What an interruption left: nothing, or what the command says it kept (a sweep's finished rows; click
+    turns the KeyboardInterrupt that says so into an Abort caused by it)."""
+    said = [s.args[0] for s in (stop, stop.__cause__) if s is not None and s.args and isinstance(s.args[0], str)]
+    return said[0] if said else STOPPED[code]
 
 
 def entry_point() -> None:

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from ..calibration import parse_input_range
-from ..errors import UsageError
+from ..errors import Terminated, UsageError
 from .flow import Calibration, failure, regression_models, run_sweep
 from .grid import Axes, load_grid, parse_list, parse_verify
 from .runner import Cluster
@@ -65,7 +65,7 @@ def sweep(model_path, targets, bits, batch, verify, synth, grid_path, calib, inp
     calibration = Calibration(Path(calib) if calib else None, parse_input_range(input_range) if input_range else None,
                               max_accuracy_drop, min_sqnr)
     target = Path(out_dir or f"{Path(model_path).stem}_sweep")
-    with _progress(quiet) as progress:
+    with _progress(quiet) as progress, _resumable(target):
         outcome = run_sweep([(Path(model_path), None)], axes, calibration, target, Cluster(scheduler, workers),
                             Path(model_path).name, progress)
     if not quiet:
@@ -97,7 +97,7 @@ def regress(models_dir, targets, bits, verify, input_range, out_dir, scheduler, 
     axes = Axes(targets=parse_list(targets), bits=parse_list(bits), verify=parse_verify((verify,)))
     calibration = Calibration(input_range=parse_input_range(input_range) if input_range else None)
     target = Path(out_dir or f"{folder.name or 'models'}_regress")
-    with _progress(quiet) as progress:
+    with _progress(quiet) as progress, _resumable(target):
         outcome = run_sweep(regression_models(folder), axes, calibration, target, Cluster(scheduler, workers),
                             f"regression of {folder}", progress)
     if not quiet:
@@ -129,6 +129,19 @@ def _progress(quiet: bool):
                    state=f"{p.running} running, {p.failed} failed, {p.cached} cached")
     with bar:
         yield update
+
+
+@contextlib.contextmanager
+def _resumable(target: Path):
+    """An interruption keeps the rows already written: say so (and how to go on) instead of 'nothing'."""
+    try:
+        yield
+    except (KeyboardInterrupt, Terminated) as stop:
+        kept = len(list((target / "rows").glob("*.json")))
+        how = "interrupted" if isinstance(stop, KeyboardInterrupt) else "terminated"
+        stop.args = (f"{how}: {kept} finished configuration(s) kept in {target / 'rows'}; the same command "
+                     "computes the rest",)
+        raise
 
 
 def _summary(rows: list[dict], title: str) -> Table:

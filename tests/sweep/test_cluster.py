@@ -220,6 +220,7 @@ def test_an_interrupted_sweep_resumes(scheduler, tmp_path):
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130, err
+    assert err.splitlines()[-1].startswith("interrupted: ") and "kept in" in err.splitlines()[-1]
     kept = len(list((out / "rows").glob("*.json")))
     assert 1 <= kept < 4 and not (out / "results.csv").exists()
     seen = []
