@@ -123,3 +123,16 @@ def test_a_failing_tool_leaves_the_build_as_it_was(capsys, synthesized, tmp_path
     assert code == ToolError.exit_code
     assert_one_line_error(err, "Yosys synthesis", "failed")
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+
+
+def test_build_synth_runs_inside_the_build(tmp_path):
+    """`build --synth` synthesizes in the build's staging folder: OUT appears with synth/ and report.json's synth."""
+    out = tmp_path / "o"
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        assert main(["build", str(_tiny_model(tmp_path)), "--target", str(_small_target(tmp_path)), "--input-range",
+                     "0,1", "--synth", "-o", str(out), "--json"]) == 0
+    summary = json.loads(printed.getvalue())
+    assert summary["synth"] == json.loads((out / "report.json").read_text())["synth"]
+    assert summary["synth"]["measured"]["dsp"] >= 16 and (out / "synth" / "yosys.log").is_file()
+    assert not list(tmp_path.glob(".o.hlsgen-*"))
