@@ -8,7 +8,9 @@ two operand multipliers 2), 300 LUT, 200 FF. Fixed: sequencer, AXI-Stream ports 
 accumulator memories rounds up to whole blocks (the window generator reads the activation memory
 directly: there is no line buffer to store); the target's own top (`--program external`) adds its program
 tables, each a block RAM of its capacity's depth and its widest entry's width, in the cheapest aspect ratio
-(hlsgen.hw.overlay_tables). docs/mapping.md repeats this table.
+(hlsgen.hw.overlay_tables). The same blocks count on Lattice ECP5 targets: a DP16KD is 18 Kib with the
+RAMB18's aspect ratios, so `device.bram_18k` is the part's DP16KD count (LUT and FF stay in the units above;
+an ECP5 LUT4 holds less logic than a 6-input LUT). docs/mapping.md repeats this table.
 """
 from __future__ import annotations
 
