@@ -124,5 +124,6 @@ def _client(cluster: Cluster):
             yield client
         return
     with LocalCluster(n_workers=cluster.workers or os.cpu_count() or 1, threads_per_worker=1, processes=True,
-                      dashboard_address=None, silence_logs=logging.ERROR) as local, Client(local) as client:
+                      dashboard_address=":0",  # any free port: 8787 may be another cluster's
+                      silence_logs=logging.ERROR) as local, Client(local) as client:
         yield client
