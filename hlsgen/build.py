@@ -179,14 +179,13 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
 
 
 def _check_batch_option(options: BuildOptions) -> None:
-    """Before any work: the HLS C++ runs the batched schedule, the RTL not yet (it runs one image per call),
-    so there is nothing batched for --verify rtl to simulate."""
+    """Before any work: the designs that run no batch (the per-layer dataflow C++, the target's RTL top)."""
     if options.batch > 1 and options.hls_design == "dataflow":
         raise UsageError(f"--batch {options.batch} with --hls-design dataflow: only the overlay design runs a batch "
                          "(--hls-design overlay or auto)")
-    if options.batch > 1 and "rtl" in options.verify:
-        raise UsageError(f"--batch {options.batch} with --verify rtl: the RTL runs one image per call so far (the "
-                         "HLS C++ runs the batch: --verify csim); verify the RTL of a --batch 1 build")
+    if options.batch > 1 and options.program == "external":
+        raise UsageError(f"--batch {options.batch} with --program external: the target's RTL top runs one image per "
+                         "call; build the batch with --program rom or auto")
 
 
 def _check_batch_axes(graph: Graph) -> None:
@@ -289,13 +288,11 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
         conflicts = check_folder(tmp / "hls")
         hls_summary["bank_conflicts"] = {"count": len(conflicts), "first": [str(c) for c in conflicts[:3]]}
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
-    single = mapping if mapping.images == 1 else map_model(quantized.graph, target, program=(
-        "external" if mapping.program_external else "rom"))  # the RTL's: one image per call
-    rtl_summary = write_build_rtl(tmp / "rtl", single, quantized.graph, graph.notices)
+    rtl_summary = write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
     designs = {"hls": hls_summary, "rtl": rtl_summary}
     if mapping.images > 1:
-        designs["batch"] = (f"`layers`, `total` and OUT/hls run {mapping.images} images per call (program.json's "
-                            "`batch`); OUT/rtl runs one image per call (the batch-1 program)")
+        designs["batch"] = (f"`layers`, `total`, OUT/hls and OUT/rtl run {mapping.images} images per call "
+                            "(program.json's `batch`)")
     report = report_json(mapping, designs)
     (tmp / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     try:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from .errors import PathError, UsageError
+from .errors import PathError
 from .graph_io import load_graph
 from .ir import verify
 from .paths import reading_build
@@ -31,15 +31,3 @@ def load_build(folder: Path) -> QuantizedModel:
         for graph in (integer, float_graph):  # an edited file can name a tensor nothing defines
             verify(graph)
         return QuantizedModel(Lowered(integer, [], {}, host_softmax), float_graph)
-
-
-def refuse_batched(folder: Path) -> None:
-    """`sim` of a --batch N build checks nothing batched: its RTL runs one image per call (hlsgen.build
-    writes the batch-1 program for it; the HLS C++ runs the batch), so it refuses up front."""
-    try:
-        batch = json.loads((Path(folder) / BUILD_MARKER).read_text()).get("batch", 1)
-    except (OSError, ValueError, AttributeError):
-        return  # not a readable build folder: the command itself says so
-    if isinstance(batch, int) and batch > 1:
-        raise UsageError(f"hlsgen sim {folder}: a --batch {batch} build, whose RTL does not run the batched schedule "
-                         "yet (its C++ does: hlsgen csim); simulate the RTL of a --batch 1 build of the model")

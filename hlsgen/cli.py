@@ -21,7 +21,7 @@ from . import __version__
 from .analysis import NodeCost
 from .build import BuildOptions
 from .build import build as run_build
-from .build_folder import load_build, refuse_batched
+from .build_folder import load_build
 from .calibration import parse_input_range
 from .config import HLS_DESIGNS, MAX_BATCH, PROGRAM_RESIDENCIES, load_config
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, USAGE_EXIT,
@@ -330,7 +330,6 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
     reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
     BUILD/report.json."""
 
-    refuse_batched(Path(out))
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
         result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),

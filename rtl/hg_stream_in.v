@@ -13,6 +13,7 @@ module hg_stream_in #(
     input  wire [ADDR_W-1:0]  base,
     input  wire [2:0]         lg,
     input  wire [31:0]        hw,
+    input  wire [ADDR_W-1:0]  stride,      // words between channel blocks: hw, or a batch's N images' hw
     input  wire [31:0]        channels,
     input  wire               active,
     input  wire [D_W-1:0]     s_tdata,
@@ -50,7 +51,7 @@ module hg_stream_in #(
             if (last_pixel) begin
                 pixel <= 32'd0;
                 channel <= channel + 1;
-                if ((channel & group) == group) slot_base <= slot_base + hw[ADDR_W-1:0];
+                if ((channel & group) == group) slot_base <= slot_base + stride;
                 if (last_channel) begin
                     done <= 1'b1;
                     full <= 1'b1;

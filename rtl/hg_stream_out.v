@@ -14,6 +14,7 @@ module hg_stream_out #(
     input  wire [ADDR_W-1:0]  base,
     input  wire [2:0]         lg,
     input  wire [31:0]        hw,
+    input  wire [ADDR_W-1:0]  stride,      // words between channel blocks: hw, or a batch's N images' hw
     input  wire [31:0]        channels,
     input  wire               active,
     output wire [ADDR_W-1:0]  rd_addr,
@@ -62,7 +63,7 @@ module hg_stream_out #(
                 if (pixel == hw - 32'd1) begin
                     pixel <= 32'd0;
                     channel <= channel + 1;
-                    if ((channel & group) == group) slot_base <= slot_base + hw[ADDR_W-1:0];
+                    if ((channel & group) == group) slot_base <= slot_base + stride;
                 end
             end
             if (inflight) queue[head ^ count[0]] <= {inflight_last, rd_data};

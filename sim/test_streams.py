@@ -8,18 +8,20 @@ import cocotb
 from bench import config, rng, run_bench, start, unpack
 
 R, D_W, ADDR_W = 4, 8, 10
-MAPS = {"in": dict(BASE=5, LG=1, HW=6, CHANNELS=3), "out": dict(BASE=9, LG=2, HW=4, CHANNELS=7)}
+# STRIDE: words between channel blocks (a batch's map stacks N images' HW words in each block)
+MAPS = {"in": dict(BASE=5, LG=1, HW=6, STRIDE=6, CHANNELS=3), "out": dict(BASE=9, LG=2, HW=4, STRIDE=12, CHANNELS=7)}
 
 
 def place(c: int, pixel: int, p: dict) -> tuple[list[int], int]:
     """(banks holding channel c, its address) in the layout of docs/hardware.md."""
     groups = 1 << p["LG"]
-    return [j for j in range(R) if j % groups == c % groups], p["BASE"] + (c >> p["LG"]) * p["HW"] + pixel
+    return [j for j in range(R) if j % groups == c % groups], p["BASE"] + (c >> p["LG"]) * p["STRIDE"] + pixel
 
 
 def drive_map(dut, p: dict) -> None:
     """The map's geometry on the module's ports (a generated top's constants, or a loaded program's header)."""
     dut.base.value, dut.lg.value, dut.hw.value, dut.channels.value = p["BASE"], p["LG"], p["HW"], p["CHANNELS"]
+    dut.stride.value = p["STRIDE"]
 
 
 @cocotb.test()

@@ -12,6 +12,12 @@ own cursor in the sequencer starts hg_fmap_dma), their words and addresses in it
 either table has the program's `wait` (docs/program.md, "Two queues"). A band of a layer is
 an ordinary row over its buffers, with the band's geometry (input height, output rows, top padding, an
 average pool's counted rows); the bands of a layer share its weights, parameters and (when equal) taps.
+
+Throughput mode (--batch N, hlsgen.hw.batching): the maps the Dense tail reads and writes stack their N images
+along the height. A tail Dense reads its map as a window of H x W taps moving H rows per output row (one
+output row per image, as the HLS C++'s); a head row writing such a map writes one image a run, at the
+writer's base plus the image's index times `image_words` (the sequencer counts the images). The streams take
+and send one image's map at a time, a channel block apart by the stacked map's words.
 """
 from __future__ import annotations
 
@@ -71,6 +77,7 @@ class Layer:
     chunk: int = 0  # a grouped conv's chunk of groups (hlsgen.hw.groups), a Concat's input: a table row each
     channels: tuple[int, int] | None = None  # the output channels [m0, m1) it writes (None: all)
     origin: tuple[int, int] = (0, 0)  # a Concat's input along rows or columns: its first output row and column
+    image_words: int = 0  # a head row writing a batch's map: words between its images (0: none)
 
 
 @dataclass
@@ -97,6 +104,8 @@ class Program:
     input_in_dram: bool = False  # the host writes the input into the feature-map image (no input stream)
     dram_words: int = 0  # the feature-map image, in activation-memory words
     overlay: Overlay | None = None  # --program external: the target's top, which loads this program (widths are its)
+    images: int = 1  # per run (--batch N): the layer table's rows [:head] run once per image, the rest once
+    head: int = 0  # the layer table's first tail row (its row count: nothing batched)
 
     @property
     def compute(self) -> list[Layer]:
@@ -158,16 +167,23 @@ class _Compiler:
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
         if len(g.inputs) != 1 or len(g.outputs) != 1:
             raise MappingError("the RTL streams one input and one output")
+        if self.mapping.images > 1 and self.mapping.program_external:
+            raise MappingError(f"--batch {self.mapping.images}: the target's top (--program external) runs one "
+                               "image per call; build the batch with --program rom")
         widths = self.target.widths
         if widths.operand_bits > 8 or widths.accumulator_bits > 48:
             raise MappingError("the RTL keeps activations in bytes and partial sums in at most 48 bits "
                                         f"(target {self.target.name}: {widths.operand_bits}-bit operands, "
                                         f"{widths.accumulator_bits}-bit accumulators)")
-        for row in self.mapping.layers:
+        batching, head = self.mapping.batching, None
+        for i, row in enumerate(self.mapping.layers):
+            if batching is not None and i == batching.tail:
+                head = len(self.compute_rows())
             if row.unit == DMA_UNIT:
                 self._add_move(row)
             elif row.kind != "reshape":
                 self._add_layer(row)
+        head = len(self.compute_rows()) if head is None else head
         maps = {m.name: m for m in memory.maps}
         self._check_maps(maps)
         self.depths, self.dw_depth, self.dw_copies = memory.plane_depth, memory.dw_depth, memory.dw_copies
@@ -205,7 +221,11 @@ class _Compiler:
                        memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
                        self.word_slices, taps, self.params,
                        self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,
-                       fmaps_external, self.mapping.input_in_dram, memory.dram_words, shape)
+                       fmaps_external, self.mapping.input_in_dram, memory.dram_words, shape, self.mapping.images,
+                       head)
+
+    def compute_rows(self) -> list[Layer]:
+        return [layer for layer in self.layers if layer.kind != DMA]
 
     # ---- what the RTL's modules implement ---------------------------------------------------------
     def _add_move(self, row: LayerMap) -> None:
@@ -306,11 +326,11 @@ class _Compiler:
                 out_c = w.shape[0]
             w4 = w if w.ndim == 4 else w[:, :, None, :]
             matrix = w4.transpose(2, 3, 1, 0)
-        else:
-            kernel, strides, dil, pads = (x.height, x.width), (1, 1), (1, 1), (0, 0)
-            out_c, out_h, out_w = w.shape[1], 1, 1
+        else:  # a batch's x: N images stacked, an output row per image, the window H rows down each
+            kernel, strides, dil, pads = (x.image_height, x.width), (x.image_height, 1), (1, 1), (0, 0)
+            out_c, out_h, out_w = w.shape[1], layer.row.images, 1
             # the Dense input is x flattened as [c][y][x]; lane order k = (y * W + x) * C_pad + c
-            matrix = w.reshape(x.channels, x.height, x.width, out_c).transpose(1, 2, 0, 3)
+            matrix = w.reshape(x.channels, x.image_height, x.width, out_c).transpose(1, 2, 0, 3)
         in_c, pad = matrix.shape[2], c_pad - matrix.shape[2]  # the channels it reads per tap, and padded lanes
         matrix = np.pad(matrix, ((0, 0), (0, 0), (0, pad), (0, 0))).reshape(-1, out_c)
         # a chunk reads its groups' input channels, from c0 on (a multiple of R: still lane r's bank)
@@ -566,9 +586,15 @@ class _Compiler:
             self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r} from inside a block of the "
                                   f"map's {out.banks} channel banks (docs/rtl.md, \"Copies\")")
         slot = (m0 >> out.lg) * out.pixels + layer.origin[0] * out.width + layer.origin[1]
+        one = out.images > 1 and layer.row.images == 1  # a head row: one image of a batch's map a run
+        if one and out.dw_read:
+            self.fail(layer.node, f"a batch's map {out.name!r} is also read in depthwise window copies, which hold "
+                                  "one image")
+        layer.image_words = out.image_height * out.width if one else 0
         layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
                             out_channels=m1 - m0 + inside, out_signed=int(out.quant.signed), out_plane=out.plane,
-                            pool_h=out.height, pool_w=out.width, out_dw=int(out.dw_read), out_dw_base=out.dw_base + slot)
+                            pool_h=out.image_height if one else out.height, pool_w=out.width, out_dw=int(out.dw_read),
+                            out_dw_base=out.dw_base + slot)
 
     @staticmethod
     def _writes_from_block(layer: Layer, x: FeatureMap, out: FeatureMap, m0: int, m1: int) -> bool:

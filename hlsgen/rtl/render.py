@@ -173,7 +173,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         divisors_used=bool(program.divisors) or ov is not None,
         pool_depth=ov.pool_depth if ov else _pool_depth(program), layer_count=layer_count(program),
         move_count=move_count(program),
-        ld=_load_buses(program, fields),
+        ld=_load_buses(program, fields), batched=program.images > 1, img_w=max((program.images - 1).bit_length(), 1),
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))
     (folder / f"{top}_tb.v").write_text(render("tb.v.j2", **context))

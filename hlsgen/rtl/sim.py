@@ -3,7 +3,8 @@
 The generated top and its stream testbench (OUT/rtl/) are built once by Verilator (cached in
 OUT/sim/build/); the testbench streams every input image through the top at one element per beat and
 logs each output integer and the cycles of every step, which this module compares and records in
-OUT/report.json.
+OUT/report.json. A --batch N build runs N images a run: the last run is padded with zero images, whose
+outputs are not compared.
 """
 from __future__ import annotations
 
@@ -40,7 +41,7 @@ CYCLE_BUDGET = 50  # the simulation times out after this many times the model's 
 class SimResult:
     images: int
     compared: int  # output integers
-    cycles: list[int]  # per image, first input beat to last output beat
+    cycles: list[int]  # per run of `batch` images, its first input beat to its last output beat
     layer_cycles: dict[str, int]  # per RTL layer, of the first image
     input_cycles: int
     model_cycles: int
@@ -49,6 +50,7 @@ class SimResult:
     sim_seconds: float  # the simulation itself (cocotb's real time), without start-up
     mismatches: list[str] = field(default_factory=list)  # "image i element k: rtl v, reference w"
     load_cycles: int | None = None  # --program external: the program's load (CONTROL.load to its end)
+    batch: int = 1  # images per run
 
     @property
     def cycles_per_inference(self) -> int:
@@ -85,6 +87,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         shutil.copyfile(memory, work / memory.name)
     bits = target.widths.operand_bits
     flat = np.asarray(int_inputs[graph.inputs[0]], np.int64).reshape(count, -1) & ((1 << bits) - 1)
+    flat = np.concatenate([flat, np.zeros((-count % program.images, flat.shape[1]), np.int64)])  # whole runs
     (work / "inputs.mem").write_text("".join(f"{v:x}\n" for v in flat.ravel()))
     log = work / "sim.log"
     log.unlink(missing_ok=True)
@@ -95,7 +98,7 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     if program.overlay is not None:  # the overlay's testbench learns the model's input from plusargs
         parameters["MAX_INPUT"] = max(1 << 20, 1 << (flat.size - 1).bit_length())
         model_args = [f"+in_elems={flat.shape[1]}", f"+in_dram={int(program.input_in_dram)}"]
-    plusargs = [f"+images={count}", *model_args]
+    plusargs = [f"+images={len(flat)}", *model_args]
     design = Design(files.tb, list(files.sources), build_dir, parameters)
     try:
         with step("Verilator build of the RTL"):
@@ -123,6 +126,9 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     sim_seconds = _simulation_time(work / "run.log") or run_seconds
     result = _compare(_parse(log), expected, program, target, mapping, count, build_seconds, run_seconds, sim_seconds)
     _record(folder / "report.json", result, program, mapping, backpressure)
+    if result.mismatches and program.images > 1:
+        raise MismatchError(f"rtl: {len(result.mismatches)} output integer(s) differ from the integer reference: "
+                            + "; ".join(result.mismatches[:3]))
     if result.mismatches:
         image = int(result.mismatches[0].split()[1])
         with step(f"RTL trace of image {image} to find the first wrong layer"):
@@ -169,7 +175,7 @@ def build_target(folder: Path):
 
 def _parse(log: Path) -> dict:
     """The testbench log as {"out": {image: {index: raw}}, "image": {image: cycles}, "layer": ..., "in": ...}."""
-    parsed: dict = {"out": {}, "image": {}, "layer": {}, "move": {}, "in": {}, "load": None}
+    parsed: dict = {"out": {}, "image": {}, "run": {}, "layer": {}, "move": {}, "in": {}, "load": None}
     for line in log.read_text().splitlines():
         kind, *values = line.split()
         numbers = [int(v) for v in values]
@@ -177,7 +183,7 @@ def _parse(log: Path) -> dict:
             parsed["out"].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
         elif kind in ("layer", "move"):
             parsed[kind].setdefault(numbers[0], {})[numbers[1]] = numbers[2]
-        elif kind in ("image", "in"):
+        elif kind in ("image", "run", "in"):
             parsed[kind][numbers[0]] = numbers[1]
         elif kind == "load":
             parsed["load"] = numbers[0]
@@ -206,7 +212,7 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
             value = None if raw is None else (raw - (1 << bits) if out.quant.signed and raw >> (bits - 1) else raw)
             if value != int(want):
                 mismatches.append(f"image {i} element {k}: rtl {value}, reference {int(want)}")
-    cycles = [parsed["image"].get(i, 0) for i in range(count)]
+    cycles = [parsed["run"].get(i, 0) for i in range(-(-count // program.images))]
     # a layer: from the end of the layer before it (its wait for its loads included); a move: its own cycles;
     # a grouped conv's chunks are table rows of one program row: summed
     layer_cycles: dict[str, int] = {}
@@ -214,7 +220,7 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
         for i, row in enumerate(rows):
             layer_cycles[row.name] = layer_cycles.get(row.name, 0) + parsed[kind].get(0, {}).get(i, 0)
     return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
-                     build_seconds, run_seconds, sim_seconds, mismatches, parsed["load"])
+                     build_seconds, run_seconds, sim_seconds, mismatches, parsed["load"], program.images)
 
 
 def _record(path: Path, result: SimResult, program, mapping, backpressure: bool) -> None:
@@ -230,7 +236,8 @@ def _record(path: Path, result: SimResult, program, mapping, backpressure: bool)
         "images": result.images, "output_integers": result.compared, "bit_exact": not result.mismatches,
         "cycles": result.cycles_per_inference, "cycles_model": result.model_cycles,
         "utilization": round(utilization(mapping.macs, result.cycles_per_inference, rows, cols), 4),
-        "input_cycles": result.input_cycles, "layers": layers,
+        "input_cycles": result.input_cycles, "layers": layers, "batch": result.batch,
+        "cycles_per_image": round(result.cycles_per_inference / result.batch, 1),
         "verilator_build_s": round(result.build_seconds, 2), "run_s": round(result.run_seconds, 2),
         "simulation_s": round(result.sim_seconds, 3),
         "simulated_cycles_per_s": round(sum(result.cycles) / max(result.sim_seconds, 1e-3)),
