@@ -367,7 +367,8 @@ def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> dict[str, str
     if "rtl" in checks:  # the RTL, built and simulated by Verilator (report.json gets its cycles)
         result = simulate(staging, build_root=sim_build_dir(), step=step)
         verified["rtl"] = (f"{result.compared:,} output integers of {result.images} images, "
-                           f"{result.cycles_per_inference:,} cycles per inference")
+                           f"{result.cycles_per_inference:,} cycles per "
+                           + ("inference" if result.batch == 1 else f"run of {result.batch} images"))
     for check, details in verified.items():
         record_verification(staging, check, True, details)
     return verified

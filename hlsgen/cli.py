@@ -342,7 +342,8 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
     elif not quiet:
         out_console.print(f"rtl: bit-exact: {result.compared:,} output integers of {result.images:,} image(s) "
                           "equal the integer reference")
-        out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per inference (performance model "
+        per = "inference" if result.batch == 1 else f"run of {result.batch} images"
+        out_console.print(f"rtl: {result.cycles_per_inference:,} cycles per {per} (performance model "
                           f"{result.model_cycles:,}, {gap:+.1%}); Verilator build {result.build_seconds:.1f} s, "
                           f"simulation {result.run_seconds:.1f} s; per layer in {Path(out) / 'report.json'}")
 

@@ -11,13 +11,14 @@ from models import model_files
 def build_folder(tmp_path_factory):
     made = {}
 
-    def make(name: str, target: str) -> tuple[Path, Path]:
-        if (name, target) not in made:
-            folder = tmp_path_factory.mktemp(f"{name}_{target}")
+    def make(name: str, target: str, batch: int = 1) -> tuple[Path, Path]:
+        if (name, target, batch) not in made:
+            folder = tmp_path_factory.mktemp(f"{name}_{target}_{batch}")
             model, calib, test = model_files(name, folder)
             out = folder / "build"
-            assert main(["build", str(model), "--target", target, "--calib", str(calib), "-o", str(out), "-q"]) == 0
-            made[name, target] = out, test
-        return made[name, target]
+            assert main(["build", str(model), "--target", target, "--calib", str(calib), "-o", str(out), "-q",
+                         "--batch", str(batch)]) == 0
+            made[name, target, batch] = out, test
+        return made[name, target, batch]
 
     return make

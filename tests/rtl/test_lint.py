@@ -109,3 +109,20 @@ def test_a_top_and_testbench_with_feature_maps_in_external_memory_are_lint_clean
     whole = write_rtl(rtl_program(integer_graph(model), target_with()), tmp_path / "whole")
     whole_top = (whole.folder / f"{whole.top}.v").read_text()
     assert "m_axi_fmap" not in whole_top and "s_axi_ctrl" not in whole_top
+
+
+@pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
+@pytest.mark.parametrize("model, batch", [("digits", 8), ("digits", 32), ("autoencoder", 4)])
+def test_a_batch_top_and_testbench_are_lint_clean(model, batch, target, tmp_path):
+    """--batch N: the image counter, the writer's per-image base, the streams' per-image addresses (the
+    autoencoder's input is a map the tail reads: the input stream writes each image in its place)."""
+    from hlsgen.hw import map_model
+    from hlsgen.rtl.program import compile_program
+
+    graph = integer_graph(model)
+    program = compile_program(map_model(graph, load_target(target), batch=batch), graph)
+    assert program.images == batch
+    files = write_rtl(program, tmp_path)
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
