@@ -4,8 +4,9 @@ images/s at that clock, per target and model (`hlsgen build` then `hlsgen synth`
     python bench/synth.py [--targets systolic8x8,ecp5_8x8] [--models digits] [--batch 8] [--json out.json]
 
 Xilinx targets run Yosys synth_xilinx (resources; no router, so images/s stays at the target's clock);
-ECP5 targets run synth_ecp5 and nextpnr-ecp5 (minutes each). Images/s at batch N comes from a --batch N
-build of the same model (its RTL is the batch-1 one, so the same Fmax holds). Models are the bundled digits
+ECP5 targets run synth_ecp5 and nextpnr-ecp5 (minutes each). Images/s at batch N are the cycles of a --batch N
+build of the same model at the batch-1 build's measured clock (the batched RTL differs only in its sequencer's
+image counts; it is not synthesized again). Models are the bundled digits
 example (calibrated on examples/digits/calib.npz) and hlsgen/architectures.py's on their synthetic inputs.
 """
 from __future__ import annotations
