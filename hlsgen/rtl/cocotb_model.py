@@ -7,8 +7,9 @@ beats paced on the R channel (`dram_pauses`). A design whose feature maps live i
 second, full AXI RAM on m_axi_fmap (the feature-map image), paced alike on R and W, with random pauses on all
 five channels under backpressure. Either kind has the AXI4-Lite control port (hlsgen.rtl.control): a host
 (cocotbext-axi's AxiLiteMaster) writes the images' base addresses and enables the interrupt, loads the layer
-program (CONTROL.load, then irq), then runs one image at a time: when the input lives in the feature-map image it writes the image into the RAM first, then
-writes CONTROL.start and waits for irq (the design's DONE).
+program (CONTROL.load, then irq), then runs one image at a time (a run of N images with --batch N: START arms
+N inputs, DONE follows the N-th output): when the input lives in the feature-map image it writes the image
+into the RAM first, then writes CONTROL.start and waits for irq (the design's DONE).
 """
 import os
 import random
