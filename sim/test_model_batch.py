@@ -48,3 +48,15 @@ def test_a_dense_only_model_takes_each_input_into_its_place_of_the_batch(build_f
     assert not result.mismatches and result.compared == 6 * 640 and result.batch == 4
     gap = abs(result.cycles_per_inference - result.model_cycles) / result.model_cycles
     assert gap <= CYCLE_TOLERANCE, f"{result.cycles_per_inference} RTL cycles per run vs {result.model_cycles} modelled"
+
+
+@pytest.mark.rtl
+@pytest.mark.slow
+@pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16"])
+def test_digits_at_batch_32_is_bit_exact_on_every_test_image(build_folder, target):
+    out, test = build_folder("digits", target, 32)
+    result = simulate(out, test, None, build_root())
+    assert not result.mismatches and result.compared == result.images * 10 and result.batch == 32
+    assert len(set(result.cycles)) == 1
+    gap = abs(result.cycles_per_inference - result.model_cycles) / result.model_cycles
+    assert gap <= CYCLE_TOLERANCE, f"{result.cycles_per_inference} RTL cycles per run vs {result.model_cycles} modelled"
