@@ -338,6 +338,7 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
     if as_json:
         _print_json({"check": "rtl", "bit_exact": True, "output_integers": result.compared, "images": result.images,
                      "cycles_per_inference": result.cycles_per_inference, "cycles_model": result.model_cycles,
+                     "batch": result.batch,
                      "verilator_build_s": round(result.build_seconds, 2), "run_s": round(result.run_seconds, 2)})
     elif not quiet:
         out_console.print(f"rtl: bit-exact: {result.compared:,} output integers of {result.images:,} image(s) "

@@ -36,7 +36,10 @@ def test_hlsgen_sim_of_a_batch_build_runs_the_batch(build_folder, capsys):
 
     out, test = build_folder("digits", "systolic8x8", BATCH)
     assert main(["sim", str(out), "--inputs", str(test), "--images", "3"]) == 0
-    assert "bit-exact: 30 output integers of 3 image(s)" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "bit-exact: 30 output integers of 3 image(s)" in printed and "cycles per run of 8 images" in printed
+    assert main(["sim", str(out), "--inputs", str(test), "--images", "3", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["batch"] == BATCH
 
 
 @pytest.mark.rtl
