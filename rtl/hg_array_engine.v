@@ -218,14 +218,15 @@ module hg_array_engine #(
     reg [ROW_W-1:0] wl_row;
     reg [WSA_W-1:0] w_addr;
     reg             wl_bank;
-    reg             w_we;
-    reg [ROW_W-1:0] w_row;
-    reg             w_bank;
+    reg             w_we, w_we_1;   // the weight memories answer two cycles after the address
+    reg [ROW_W-1:0] w_row, w_row_1;
+    reg             w_bank, w_bank_1;
     wire [C*W_W-1:0] w_data;
 
     always @(posedge clk) begin
         if (rst) begin
             wl_active <= 1'b0;
+            w_we_1 <= 1'b0;
             w_we <= 1'b0;
         end else begin
             if (load_go) begin
@@ -238,9 +239,12 @@ module hg_array_engine #(
                 w_addr <= w_addr + {{(WSA_W-WB_W){1'b0}}, cfg_w_bits};
                 if (wl_row == ROW_LAST) wl_active <= 1'b0;
             end
-            w_we <= wl_active;
-            w_row <= wl_row;
-            w_bank <= wl_bank;
+            w_we_1 <= wl_active;
+            w_row_1 <= wl_row;
+            w_bank_1 <= wl_bank;
+            w_we <= w_we_1;
+            w_row <= w_row_1;
+            w_bank <= w_bank_1;
         end
     end
 
@@ -295,11 +299,13 @@ module hg_array_engine #(
     wire layer_last = last_tile && tcnt == p_t - 1'b1;
     wire [TAG_W-1:0] issue_tag = {layer_last, last_rt, rt == {CNT_W{1'b0}}, ct, tcnt, oy, ox, py, px, pi, pj};
 
-    // stage 1: the banks answer; stage 2: centred values (x - zero point, 0 outside the image)
-    reg             v1, v2, bank1, bank2;
+    // stage 1: the banks answer; stage 1b: their answer registered (a block RAM's clock-to-output leaves no
+    // time for the centring in the same cycle); stage 2: centred values (x - zero point, 0 outside the image)
+    reg             v1, v1b, v2, bank1, bank1b, bank2;
     wire [Z_W-1:0]  unused_zp = cfg_in_zp;
-    reg [R-1:0]     in1;
-    reg [TAG_W-1:0] tag1, tag2;
+    reg [R-1:0]     in1, in1b;
+    reg [TAG_W-1:0] tag1, tag1b, tag2;
+    reg [R*D_W-1:0] rd1b;
     reg [R*A_W-1:0] a2;
     integer r;
     always @(posedge clk) begin
@@ -307,12 +313,15 @@ module hg_array_engine #(
         bank1 <= bank;
         in1 <= in_bounds;
         tag1 <= issue_tag;
-        v2 <= v1 && !rst;
-        bank2 <= bank1;
-        tag2 <= tag1;
+        v1b <= v1 && !rst;
+        {bank1b, in1b, tag1b} <= {bank1, in1, tag1};
+        rd1b <= rd_data;
+        v2 <= v1b && !rst;
+        bank2 <= bank1b;
+        tag2 <= tag1b;
         for (r = 0; r < R; r = r + 1)
-            a2[r*A_W +: A_W] <= in1[r]
-                ? {cfg_in_signed & rd_data[r*D_W + D_W - 1], rd_data[r*D_W +: D_W]} - cfg_in_zp[A_W-1:0]
+            a2[r*A_W +: A_W] <= in1b[r]
+                ? {cfg_in_signed & rd1b[r*D_W + D_W - 1], rd1b[r*D_W +: D_W]} - cfg_in_zp[A_W-1:0]
                 : {A_W{1'b0}};
     end
 
@@ -349,8 +358,8 @@ module hg_array_engine #(
     wire unused_ld = ^{ld_addr, ld_data};
 
     wire [C*P_W-1:0] bias;
-    reg  [C*M_W-1:0] mult2, neg2;   // per lane, aligned with the sums
-    reg  [C*S_W-1:0] shift2;
+    reg  [C*M_W-1:0] mult2, neg2, mult3, neg3;   // per lane, aligned with the sums (3 cycles after p_valid)
+    reg  [C*S_W-1:0] shift2, shift3;
     genvar c;
     generate
         for (c = 0; c < C; c = c + 1) begin : g_par
@@ -359,16 +368,19 @@ module hg_array_engine #(
                 mult2[c*M_W +: M_W] <= par[c*PAR_W + PAR_MULT_LSB +: M_W];
                 neg2[c*M_W +: M_W] <= par[c*PAR_W + PAR_NEG_LSB +: M_W];
                 shift2[c*S_W +: S_W] <= par[c*PAR_W + PAR_SHIFT_LSB +: S_W];
+                {mult3[c*M_W +: M_W], neg3[c*M_W +: M_W], shift3[c*S_W +: S_W]}
+                    <= {mult2[c*M_W +: M_W], neg2[c*M_W +: M_W], shift2[c*S_W +: S_W]};
             end
         end
     endgenerate
 
     wire             s_valid;
     wire [C*P_W-1:0] s_data;
-    reg  [TAG_W-1:0] tag_a1, tag_a2;
+    reg  [TAG_W-1:0] tag_a1, tag_a2, tag_a3;
     always @(posedge clk) begin
         tag_a1 <= p_tag;
         tag_a2 <= tag_a1;
+        tag_a3 <= tag_a2;
     end
 
     hg_accumulator #(.C(C), .P_W(P_W), .DEPTH(ACC_DEPTH)) accumulator (
@@ -378,14 +390,14 @@ module hg_array_engine #(
     generate
         for (c = 0; c < C; c = c + 1) begin : g_requant
             hg_requant #(.P_W(P_W), .M_W(M_W), .S_W(S_W), .Z_W(Z_W), .D_W(D_W)) requant (
-                .clk(clk), .acc(s_data[c*P_W +: P_W]), .mult(mult2[c*M_W +: M_W]),
-                .mult_neg(neg2[c*M_W +: M_W]), .use_neg(cfg_neg), .shift(shift2[c*S_W +: S_W]),
+                .clk(clk), .acc(s_data[c*P_W +: P_W]), .mult(mult3[c*M_W +: M_W]),
+                .mult_neg(neg3[c*M_W +: M_W]), .use_neg(cfg_neg), .shift(shift3[c*S_W +: S_W]),
                 .zp(cfg_zp), .lo(cfg_lo), .hi(cfg_hi), .q(o_data[c*D_W +: D_W]));
         end
     endgenerate
 
     wire [TAG_W-1:0] o_tag;
-    hg_delay #(.W(1 + TAG_W), .D(3)) align (.clk(clk), .d({s_valid && !rst, tag_a2}), .q({o_valid, o_tag}));
+    hg_delay #(.W(1 + TAG_W), .D(6)) align (.clk(clk), .d({s_valid && !rst, tag_a3}), .q({o_valid, o_tag}));
     assign o_last = o_tag[TAG_W-1];
     assign o_cblk = o_tag[TAG_W-4 -: CNT_W];
     assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+2*PW_W-1:0];

@@ -43,16 +43,20 @@ module hg_dw_window #(
                 hg_ram #(.W(C * D_W), .DEPTH(DEPTH)) copy (
                     .clk(clk), .we(wr_en), .waddr(wr_addr[AW-1:0]), .wdata(wr_data), .re(1'b1),
                     .raddr(row_addr[AW-1:0]), .rdata(word));
-                reg in_1;
+                // the copy's answer is registered before the centring, as the array engine's banks are
+                reg in_1, in_2;
+                reg [C*D_W-1:0] word_2;
                 reg [C*A_W-1:0] centred;
                 integer k;
                 always @(posedge clk) begin
                     in_1 <= row_in;
+                    in_2 <= in_1;
+                    word_2 <= word;
                 end
                 always @(posedge clk) begin
                     for (k = 0; k < C; k = k + 1)
-                        centred[k*A_W +: A_W] <= in_1
-                            ? {in_signed & word[k*D_W + D_W - 1], word[k*D_W +: D_W]} - in_zp[A_W-1:0]
+                        centred[k*A_W +: A_W] <= in_2
+                            ? {in_signed & word_2[k*D_W + D_W - 1], word_2[k*D_W +: D_W]} - in_zp[A_W-1:0]
                             : {A_W{1'b0}};
                 end
                 for (c = 0; c < C; c = c + 1) begin : g_col

@@ -1,6 +1,7 @@
 // R x C weight-stationary systolic array: R reduction lanes enter from the left (row r delayed r
 // cycles), C partial sums leave at the bottom (column c delayed C-1-c cycles), so one R-vector in per
-// cycle gives one C-vector of dot products out per cycle, LATENCY = R + C cycles later.
+// cycle gives one C-vector of dot products out per cycle, LATENCY = R + C + 1 cycles later
+// (a PE's three stages: input registers, product, partial sum).
 // A side-band tag (valid, and TAG_W bits the caller defines) travels beside the data.
 //
 // Weights load one array row per cycle into the bank that is not streaming. The write of column c is
@@ -35,7 +36,7 @@ module hg_systolic_array #(
     output wire [TAG_W-1:0]     p_tag,
     output wire [C*P_W-1:0]     p_data
 );
-    localparam integer LATENCY = R + C;
+    localparam integer LATENCY = R + C + 1;
 
     wire [A_W-1:0] a_h [0:R-1][0:C];   // activation entering PE(r, c) from the left
     wire           b_h [0:R-1][0:C];   // its weight bank

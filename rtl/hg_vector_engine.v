@@ -16,7 +16,7 @@
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize).
 // Windowed pools read tap (ky, kx) of output pixel (oy, ox) at (oy * sy + y0 + ky * dil_y, ox * sx + x0 +
 // kx * dil_x) of an in_h x in_w map: the pixel walk keeps the window origin, the tap counters its offset.
-// Pipeline: read (1), centre (1), accumulate/hold (1), lane (3): results reach the writer 6 cycles
+// Pipeline: read (1), centre (1), accumulate/hold (1), lane (7): results reach the writer 10 cycles
 // after their last read is issued, with their pixel and channel block.
 `default_nettype none
 module hg_vector_engine #(
@@ -326,7 +326,7 @@ module hg_vector_engine #(
     endgenerate
 
     wire [TAG_W-1:0] o_tag;
-    hg_delay #(.W(1 + TAG_W), .D(3)) align (.clk(clk), .d({v2 && !rst, tag2}), .q({o_valid, o_tag}));
+    hg_delay #(.W(1 + TAG_W), .D(7)) align (.clk(clk), .d({v2 && !rst, tag2}), .q({o_valid, o_tag}));
     assign o_last = o_tag[TAG_W-1];
     assign o_cblk = o_tag[TAG_W-2 -: CNT_W];
     assign {o_oy, o_ox, o_py, o_px, o_pi, o_pj} = o_tag[4*DIM_W+2*PW_W-1:0];

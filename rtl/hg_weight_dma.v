@@ -63,7 +63,7 @@ module hg_weight_dma #(
     input  wire                release_slot,   // the engine has read the oldest full slot
     input  wire                rd_slot,
     input  wire [WSA_W-1:0]    rd_addr,        // a row's first slice, in the whole image
-    output wire [C*W_W-1:0]    rd_data         // one cycle later, sign-extended (hg_weight_row)
+    output wire [C*W_W-1:0]    rd_data         // two cycles later, sign-extended (hg_weight_row)
 );
     localparam integer WD_W = WSA_W - SL_W;   // word addresses of the image
     localparam [12:0] PAGE = 13'd4096;
@@ -173,18 +173,20 @@ module hg_weight_dma #(
     wire [WD_W-1:0] rd_word = rd_addr[WSA_W-1:SL_W] - slot_base[rd_slot];
     wire [TW_W-1:0] rd_low = rd_word[TW_W-1:0];
     wire [TW_W-1:0] rd_high = rd_low + 1'b1;   // wraps within the slot when the row ends in its last word
-    reg  [WORD-1:0]   low, high;
-    reg  [SL_W-1:0]   first;
-    reg  [WB_W-1:0]   bits_1;
+    // registered once more after the memory, as in hg_weight_rom: two cycles of latency
+    reg  [WORD-1:0]   low, high, low_2, high_2;
+    reg  [SL_W-1:0]   first, first_2;
+    reg  [WB_W-1:0]   bits_1, bits_2;
     always @(posedge clk) begin
         low <= mem[{rd_slot, rd_low}];
         high <= mem[{rd_slot, rd_high}];
         first <= rd_addr[SL_W-1:0];
         bits_1 <= cfg_w_bits;
+        {low_2, high_2, first_2, bits_2} <= {low, high, first, bits_1};
     end
 
     hg_weight_row #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(S)) row (
-        .low(low), .high(high), .first(first), .bits(bits_1), .data(rd_data));
+        .low(low_2), .high(high_2), .first(first_2), .bits(bits_2), .data(rd_data));
 
     // one ID and whole bursts: the data's ID, response and last flag say nothing the beat count does not
     wire unused = ^{m_axi_rid, m_axi_rresp, m_axi_rlast, tile_span[WSA_W+31:WSA_W], burst_1[WD_W+12:8],

@@ -53,73 +53,117 @@ module hg_writer #(
 );
     localparam [31:0] C32 = C;
 
-    // ---- fused max pooling ----------------------------------------------------------------------------
-    reg  [C*D_W-1:0] hmax;
-    reg  [C*D_W-1:0] rows [0:POOL_DEPTH-1];
-    wire [C*D_W-1:0] row_max = rows[i_px[POOL_AW-1:0]];
-    reg  [C*D_W-1:0] across, pooled;
+    // Three stages, so that no path holds two carry chains or a multiplier and an adder (ECP5 at 125 MHz):
+    // the inputs are registered (1); the running maximum over the window's columns, the address's two
+    // products and the bank enables (2); the maximum with the one-row buffer, the address's sum and the
+    // bank data (3).
 
+    // ---- stage 1: the inputs --------------------------------------------------------------------------
+    reg               v1, last1;
+    reg [DIM_W-1:0]   row1, col1, py1, px1;
+    reg [PW_W-1:0]    pi1, pj1;
+    reg [C*D_W-1:0]   data1;
+    reg [CNT_W+7:0]   first1, slot1;
+    wire [CNT_W+7:0]  first_channel = i_cblk * C32[7:0];
+    always @(posedge clk) begin
+        v1 <= i_valid && !rst;
+        last1 <= i_last;
+        row1 <= cfg_pool ? i_py : i_oy;
+        col1 <= cfg_pool ? i_px : i_ox;
+        {py1, px1, pi1, pj1} <= {i_py, i_px, i_pi, i_pj};
+        data1 <= i_data;
+        first1 <= first_channel;
+        slot1 <= first_channel >> cfg_lg;
+    end
+
+    // ---- stage 2: the window's columns, the products, the enables ------------------------------------
     function automatic [D_W-1:0] larger(input [D_W-1:0] a, input [D_W-1:0] b, input sgn);
         larger = ((sgn ? ($signed(a) > $signed(b)) : (a > b))) ? a : b;
     endfunction
 
+    reg  [C*D_W-1:0] hmax, across;
     integer c;
     always @* begin
-        for (c = 0; c < C; c = c + 1) begin
-            across[c*D_W +: D_W] = (i_pj == {PW_W{1'b0}}) ? i_data[c*D_W +: D_W]
-                                                  : larger(hmax[c*D_W +: D_W], i_data[c*D_W +: D_W], cfg_signed);
-            pooled[c*D_W +: D_W] = (i_pi == {PW_W{1'b0}}) ? across[c*D_W +: D_W]
-                                                  : larger(row_max[c*D_W +: D_W], across[c*D_W +: D_W], cfg_signed);
-        end
+        for (c = 0; c < C; c = c + 1)
+            across[c*D_W +: D_W] = (pj1 == {PW_W{1'b0}}) ? data1[c*D_W +: D_W]
+                                                     : larger(hmax[c*D_W +: D_W], data1[c*D_W +: D_W], cfg_signed);
     end
 
-    wire in_region = i_py < cfg_pool_h && i_px < cfg_pool_w;
-    wire col_done = i_pj == cfg_pool_kw - 1'b1;
-    wire row_done = i_pi == cfg_pool_kh - 1'b1;
-
-    always @(posedge clk) begin
-        if (i_valid && cfg_pool && in_region) begin
-            hmax <= across;
-            if (col_done && !row_done) rows[i_px[POOL_AW-1:0]] <= pooled;
-        end
-    end
-
-    // ---- address and bank enables ---------------------------------------------------------------------
-    wire write = i_valid && (!cfg_pool || (in_region && col_done && row_done));
-    wire [DIM_W-1:0] row = cfg_pool ? i_py : i_oy;
-    wire [DIM_W-1:0] col = cfg_pool ? i_px : i_ox;
-    wire [CNT_W+7:0] first_channel = i_cblk * C32[7:0];
-    wire [CNT_W+7:0] slot = first_channel >> cfg_lg;
-    wire [ADDR_W+CNT_W+7:0] block_offset = slot * cfg_chan_stride;
-    wire [2*DIM_W-1:0] pixel_narrow = row * cfg_width + {{DIM_W{1'b0}}, col};
-    wire [2*DIM_W+ADDR_W-1:0] pixel = {{ADDR_W{1'b0}}, pixel_narrow};
-    wire [C*D_W-1:0] values = cfg_pool ? pooled : i_data;
+    wire in_region = py1 < cfg_pool_h && px1 < cfg_pool_w;
+    wire col_done = pj1 == cfg_pool_kw - 1'b1;
+    wire row_done = pi1 == cfg_pool_kh - 1'b1;
+    wire write = v1 && (!cfg_pool || (in_region && col_done && row_done));
     wire [7:0] group_mask = (8'd1 << cfg_lg) - 8'd1;
 
     wire [R-1:0] en;
-    wire [R*D_W-1:0] data;
     genvar j;
     generate
-        for (j = 0; j < R; j = j + 1) begin : g_bank
+        for (j = 0; j < R; j = j + 1) begin : g_en
             // bank j holds the channels m = j (mod G): lane (j mod G) of this block, when it exists
             localparam [31:0] J32 = j;
             wire [7:0] lane = J32[7:0] & group_mask;
-            wire [CNT_W+7:0] channel = first_channel + {{CNT_W{1'b0}}, lane};
+            wire [CNT_W+7:0] channel = first1 + {{CNT_W{1'b0}}, lane};
             assign en[j] = write && lane < C32[7:0] && channel < {8'd0, cfg_channels};
+        end
+    endgenerate
+
+    reg               v2, last2, write2, keep2, first_row2;
+    reg [R-1:0]       en2;
+    reg [POOL_AW-1:0] px2;
+    reg [C*D_W-1:0]   across2, data2;
+    reg [2*DIM_W-1:0] pixel2;
+    reg [DIM_W-1:0]   col2;
+    reg [ADDR_W+CNT_W+7:0] block2;
+    always @(posedge clk) begin
+        if (v1 && cfg_pool && in_region) hmax <= across;
+        v2 <= v1 && !rst;
+        last2 <= last1;
+        write2 <= write;
+        keep2 <= v1 && cfg_pool && in_region && col_done && !row_done;
+        first_row2 <= pi1 == {PW_W{1'b0}};
+        en2 <= en;
+        px2 <= px1[POOL_AW-1:0];
+        across2 <= across;
+        data2 <= data1;
+        pixel2 <= row1 * cfg_width;
+        col2 <= col1;
+        block2 <= slot1 * cfg_chan_stride;
+    end
+
+    // ---- stage 3: the window's rows, the address, the bank data ---------------------------------------
+    reg  [C*D_W-1:0] rows [0:POOL_DEPTH-1];
+    wire [C*D_W-1:0] row_max = rows[px2];
+    reg  [C*D_W-1:0] pooled;
+    always @* begin
+        for (c = 0; c < C; c = c + 1)
+            pooled[c*D_W +: D_W] = first_row2 ? across2[c*D_W +: D_W]
+                                              : larger(row_max[c*D_W +: D_W], across2[c*D_W +: D_W], cfg_signed);
+    end
+    always @(posedge clk) if (keep2) rows[px2] <= pooled;
+
+    wire [C*D_W-1:0] values = cfg_pool ? pooled : data2;
+    wire [2*DIM_W+ADDR_W-1:0] pixel_w = {{ADDR_W{1'b0}}, pixel2};
+    wire [DIM_W+ADDR_W-1:0] col_w = {{ADDR_W{1'b0}}, col2};
+    wire [ADDR_W-1:0] address = block2[ADDR_W-1:0] + pixel_w[ADDR_W-1:0] + col_w[ADDR_W-1:0];
+    wire [R*D_W-1:0] data;
+    generate
+        for (j = 0; j < R; j = j + 1) begin : g_bank
+            localparam [31:0] J32 = j;
+            wire [7:0] lane = J32[7:0] & group_mask;
             assign data[j*D_W +: D_W] = values[lane*D_W +: D_W];
         end
     endgenerate
 
     always @(posedge clk) begin
-        wr_en <= rst ? {R{1'b0}} : en;
-        wr_addr <= cfg_base + block_offset[ADDR_W-1:0] + pixel[ADDR_W-1:0];
+        wr_en <= rst ? {R{1'b0}} : en2;
+        wr_addr <= cfg_base + address;
         wr_data <= data;
-        dw_en <= !rst && write && cfg_dw;
-        dw_addr <= cfg_dw_base + block_offset[ADDR_W-1:0] + pixel[ADDR_W-1:0];
+        dw_en <= !rst && write2 && cfg_dw;
+        dw_addr <= cfg_dw_base + address;
         dw_data <= values;
-        done <= !rst && i_valid && i_last;
+        done <= !rst && v2 && last2;
     end
 
-    wire unused = ^{block_offset[ADDR_W+CNT_W+7:ADDR_W], pixel[2*DIM_W+ADDR_W-1:ADDR_W]};
+    wire unused = ^{block2[ADDR_W+CNT_W+7:ADDR_W], pixel_w[2*DIM_W+ADDR_W-1:ADDR_W], col_w[DIM_W+ADDR_W-1:ADDR_W]};
 endmodule
 `default_nettype wire

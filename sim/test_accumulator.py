@@ -1,5 +1,5 @@
 """hg_accumulator: random dot-product vectors for the pixels of a spatial tile, row tile after row tile
-(each revisiting a pixel at least 3 cycles later, as the array does); the finished sums of the last row
+(each revisiting a pixel at least 4 cycles later, as the array does: R >= 4); the finished sums of the last row
 tile equal bias + the sum of all row tiles, per column (a Python dictionary is the model)."""
 import pytest
 from cocotb.triggers import RisingEdge, Timer
@@ -23,7 +23,7 @@ async def sums_are_exact(dut):
         expected = {px: list(bias) for px in range(pixels)}
         finished = []
         for t in range(row_tiles):
-            period = max(pixels, 3)
+            period = max(pixels, 4)
             for cycle in range(period):
                 valid = cycle < pixels
                 data = [gen.randint(-(1 << 24), 1 << 24) for _ in range(cols)]
@@ -38,7 +38,7 @@ async def sums_are_exact(dut):
                 if int(dut.s_valid.value):
                     finished.append(unpack(dut.s_data.value, cols, P_W))
         dut.p_valid.value = 0
-        for _ in range(3):
+        for _ in range(4):
             await RisingEdge(dut.clk)
             await Timer(1, unit="ns")
             if int(dut.s_valid.value):

@@ -1,6 +1,6 @@
 """hg_dw_window: random words written into the copies, random tap addresses per PE row; PE(r, c) gets
 byte c of copy r's word at its row's address (centred, 0 outside the image) exactly r + c cycles after
-the pixel is issued (+2 for the read and the centring), as the array's normal flow would bring it."""
+the pixel is issued (+3 for the read, its register and the centring), as the array's normal flow would bring it."""
 import pytest
 from cocotb.triggers import RisingEdge, Timer
 
@@ -35,7 +35,7 @@ async def operands_arrive_on_schedule(dut):
         byte = words[address][c]
         return (byte - 256 if signed and byte > 127 else byte) - zp
 
-    for cycle in range(count + R + C + 4):
+    for cycle in range(count + R + C + 5):
         if cycle < count:
             dut.addr.value = pack([a for a, _ in issued[cycle]], ADDR_W)
             dut.in_bounds.value = pack([int(i) for _, i in issued[cycle]], 1)
@@ -44,7 +44,7 @@ async def operands_arrive_on_schedule(dut):
         lanes = unpack(dut.dw_data.value, R * C, A_W)
         for r in range(R):
             for c in range(C):
-                t = cycle - 1 - r - c  # issued at t, due at t + 2 + r + c (this cycle is cycle + 1)
+                t = cycle - 2 - r - c  # issued at t, due at t + 3 + r + c (this cycle is cycle + 1)
                 if 0 <= t < count:
                     assert lanes[r * C + c] == value(t, r, c), f"pixel {t} PE ({r}, {c})"
 

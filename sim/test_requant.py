@@ -8,7 +8,7 @@ import cocotb
 from bench import config, random_output_range, rng, run_bench, start
 from hlsgen.quant.arith import requantize
 
-LATENCY = 3
+LATENCY = 6
 
 
 def expected(acc, m, m_neg, use_neg, s, zp, lo, hi, d_w):

@@ -1,6 +1,6 @@
 """hg_round_saturate: random 57-bit signed values (the widest product a requantizer forms), shifts, zero
 points and bounds, one per cycle; every output equals saturate(rshift_round(v, s) + zp, lo, hi) of
-hlsgen.quant.arith, in the low D_W bits, two cycles later."""
+hlsgen.quant.arith, in the low D_W bits, three cycles later."""
 import numpy as np
 import pytest
 from cocotb.triggers import RisingEdge
@@ -9,7 +9,7 @@ import cocotb
 from bench import config, random_output_range, rng, run_bench, start
 from hlsgen.quant.arith import rshift_round, saturate
 
-LATENCY = 2
+LATENCY = 3
 
 
 @cocotb.test()

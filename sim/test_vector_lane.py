@@ -10,7 +10,7 @@ from bench import build_root, config, rng, run_bench, start
 from hlsgen.quant.arith import requantize
 from hlsgen.quant.int_ops import QAddAttrs, QLutAttrs, QRequantAttrs, qadd, qlut, qrequant
 
-LATENCY = 3
+LATENCY = 7
 LUT_DEPTH = 256
 D_W = 8
 

@@ -92,14 +92,14 @@ async def tiles_arrive_in_the_engines_order(dut):
                     break
                 assert waited < STALL_LIMIT, f"tile {k} of the layer at slice {w_base} never arrived"
                 await RisingEdge(dut.clk)
-            for j in range(R + 1):   # a row's data comes a cycle after its address
+            for j in range(R + 2):   # a row's data comes two cycles after its address
                 if j < R:
                     dut.rd_slot.value, dut.rd_addr.value = slot, first + j * bits
                 dut.release_slot.value = int(j == R - 1)
                 await RisingEdge(dut.clk)
-                if j > 0:
+                if j > 1:
                     got = unpack(dut.rd_data.value, C, W_W)
-                    assert got == [int(v) for v in tiles[tile][j - 1]], f"layer at {w_base}, tile {k}, row {j - 1}"
+                    assert got == [int(v) for v in tiles[tile][j - 2]], f"layer at {w_base}, tile {k}, row {j - 2}"
                     checked += 1
             dut.release_slot.value = 0
     assert checked == sum(R * tr * tc * ts for _, tr, tc, ts in LAYERS)

@@ -1,6 +1,6 @@
 """hg_weight_rom: layers of random weights at random widths (2 to W_W bits), packed by
 hlsgen.rtl.weight_rom; reading any row, one per cycle in random order, returns its C weights sign-extended
-to W_W bits one cycle later, including rows that straddle two words and rows in the last word."""
+to W_W bits two cycles later, including rows that straddle two words and rows in the last word."""
 import numpy as np
 import pytest
 from cocotb.triggers import RisingEdge
@@ -10,7 +10,7 @@ from bench import build_root, config, rng, run_bench, start, unpack
 from hlsgen.rtl.weight_rom import WeightSlices, slices_per_word
 
 C, W_W = 4, 6
-LATENCY = 1
+LATENCY = 2
 LAYERS = 7
 
 

@@ -11,6 +11,7 @@ from bench import config, pack, rng, run_bench, start, unpack
 from hlsgen.ops.pool import PoolAttrs, max_pool
 
 D_W, ADDR_W = 8, 10
+LATENCY = 3  # input registers, window columns and products, window rows and address
 
 
 async def write_map(dut, gen, lanes: int, banks: int) -> None:
@@ -51,8 +52,13 @@ async def write_map(dut, gen, lanes: int, banks: int) -> None:
                 await RisingEdge(dut.clk)
                 await Timer(1, unit="ns")
                 collect(dut, memory, banks)
-    assert int(dut.done.value) == 1
     dut.i_valid.value = 0
+    for _ in range(LATENCY - 1):
+        assert int(dut.done.value) == 0
+        await RisingEdge(dut.clk)
+        await Timer(1, unit="ns")
+        collect(dut, memory, banks)
+    assert int(dut.done.value) == 1
     for m in range(channels):
         for bank in [j for j in range(banks) if j % groups == m % groups]:
             for py in range(out_h):
