@@ -262,20 +262,24 @@ module hg_array_engine #(
     endgenerate
 
     // ---- taps of the current row tile ------------------------------------------------------------
+    // the table's address is registered (the tile counters' logic and the route to the block RAM do not fit
+    // one cycle at 125 MHz), so its word arrives two cycles after load_go, well within the R cycles of a load
     reg  [R*TAP_W-1:0] taps;
     wire [R*TAP_W-1:0] tap_word;
-    reg                tap_pending;
+    reg                tap_pending, tap_pending_2;
     reg  [R*TAP_W-1:0] taps_next;
     wire [CNT_W+TAP_AW-1:0] n_rt_wide = {{TAP_AW{1'b0}}, n_rt};
-    wire [TAP_AW-1:0]  tap_addr = cfg_tap_base + (running ? n_rt_wide[TAP_AW-1:0] : {TAP_AW{1'b0}});
+    reg  [TAP_AW-1:0]  tap_addr;
 
     hg_ram #(.W(R * TAP_W), .DEPTH(TAP_DEPTH), .INIT(TAP_INIT)) tap_table (
         .clk(clk), .we(ld_en[0]), .waddr(ld_addr[TAP_AW-1:0]), .wdata(ld_data[R*TAP_W-1:0]), .re(1'b1),
         .raddr(tap_addr), .rdata(tap_word));
 
     always @(posedge clk) begin
+        tap_addr <= cfg_tap_base + (running ? n_rt_wide[TAP_AW-1:0] : {TAP_AW{1'b0}});
         tap_pending <= load_go;
-        if (tap_pending) taps_next <= tap_word;
+        tap_pending_2 <= tap_pending;
+        if (tap_pending_2) taps_next <= tap_word;
         if (load_end || advance) taps <= taps_next;
     end
 
