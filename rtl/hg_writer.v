@@ -53,10 +53,10 @@ module hg_writer #(
 );
     localparam [31:0] C32 = C;
 
-    // Three stages, so that no path holds two carry chains or a multiplier and an adder (ECP5 at 125 MHz):
+    // Four stages, so that no path holds two carry chains or a multiplier and an adder (ECP5 at 125 MHz):
     // the inputs are registered (1); the running maximum over the window's columns, the address's two
-    // products and the bank enables (2); the maximum with the one-row buffer, the address's sum and the
-    // bank data (3).
+    // products and the bank enables (2); the maximum with the one-row buffer and the address's sum (3); the
+    // bank data, each bank's lane out of the C (4).
 
     // ---- stage 1: the inputs --------------------------------------------------------------------------
     reg               v1, last1;
@@ -77,8 +77,9 @@ module hg_writer #(
     end
 
     // ---- stage 2: the window's columns, the products, the enables ------------------------------------
+    // signed values compare as unsigned ones with their sign bits flipped: one comparator, not two and a mux
     function automatic [D_W-1:0] larger(input [D_W-1:0] a, input [D_W-1:0] b, input sgn);
-        larger = ((sgn ? ($signed(a) > $signed(b)) : (a > b))) ? a : b;
+        larger = ({a[D_W-1] ^ sgn, a[D_W-2:0]} > {b[D_W-1] ^ sgn, b[D_W-2:0]}) ? a : b;
     endfunction
 
     reg  [C*D_W-1:0] hmax, across;
@@ -141,27 +142,39 @@ module hg_writer #(
     end
     always @(posedge clk) if (keep2) rows[px2] <= pooled;
 
-    wire [C*D_W-1:0] values = cfg_pool ? pooled : data2;
+    reg  [C*D_W-1:0]  values3;
+    reg  [R-1:0]      en3;
+    reg               dw3, last3, v3;
+    reg  [ADDR_W-1:0] address3;
     wire [2*DIM_W+ADDR_W-1:0] pixel_w = {{ADDR_W{1'b0}}, pixel2};
     wire [DIM_W+ADDR_W-1:0] col_w = {{ADDR_W{1'b0}}, col2};
-    wire [ADDR_W-1:0] address = block2[ADDR_W-1:0] + pixel_w[ADDR_W-1:0] + col_w[ADDR_W-1:0];
+    always @(posedge clk) begin
+        values3 <= cfg_pool ? pooled : data2;
+        en3 <= rst ? {R{1'b0}} : en2;
+        dw3 <= !rst && write2 && cfg_dw;
+        v3 <= v2 && !rst;
+        last3 <= last2;
+        address3 <= block2[ADDR_W-1:0] + pixel_w[ADDR_W-1:0] + col_w[ADDR_W-1:0];
+    end
+
+    // ---- stage 4: the bank data ------------------------------------------------------------------------
     wire [R*D_W-1:0] data;
     generate
         for (j = 0; j < R; j = j + 1) begin : g_bank
             localparam [31:0] J32 = j;
             wire [7:0] lane = J32[7:0] & group_mask;
-            assign data[j*D_W +: D_W] = values[lane*D_W +: D_W];
+            assign data[j*D_W +: D_W] = values3[lane*D_W +: D_W];
         end
     endgenerate
 
     always @(posedge clk) begin
-        wr_en <= rst ? {R{1'b0}} : en2;
-        wr_addr <= cfg_base + address;
+        wr_en <= rst ? {R{1'b0}} : en3;
+        wr_addr <= cfg_base + address3;
         wr_data <= data;
-        dw_en <= !rst && write2 && cfg_dw;
-        dw_addr <= cfg_dw_base + address;
-        dw_data <= values;
-        done <= !rst && v2 && last2;
+        dw_en <= !rst && dw3;
+        dw_addr <= cfg_dw_base + address3;
+        dw_data <= values3;
+        done <= !rst && v3 && last3;
     end
 
     wire unused = ^{block2[ADDR_W+CNT_W+7:ADDR_W], pixel_w[2*DIM_W+ADDR_W-1:ADDR_W], col_w[DIM_W+ADDR_W-1:ADDR_W]};

@@ -11,7 +11,7 @@ from bench import config, pack, rng, run_bench, start, unpack
 from hlsgen.ops.pool import PoolAttrs, max_pool
 
 D_W, ADDR_W = 8, 10
-LATENCY = 3  # input registers, window columns and products, window rows and address
+LATENCY = 4  # input registers, window columns and products, window rows and address, bank data
 
 
 async def write_map(dut, gen, lanes: int, banks: int) -> None:

@@ -9,9 +9,9 @@ from __future__ import annotations
 import math
 
 REQUANT_LATENCY = 6  # operands, partial products, their sum, rounding bias, shift, saturate
-RESULT_LATENCY = 8  # banks' answer, PE operands, accumulator read (2), requantizer input, writer (3)
+RESULT_LATENCY = 9  # banks' answer, PE operands, accumulator read (2), requantizer input, writer (4)
 LAYER_OVERHEAD = 4  # the sequencer configures the layer
-VECTOR_LATENCY = 10  # read, compute, the lane (7: hg_vector_lane), the writer's 3 stages past the first
+VECTOR_LATENCY = 11  # read, compute, the lane (7: hg_vector_lane), the writer's 4 stages past the first
 STREAM_LATENCY = 3  # the input stream's last write and the output stream's first read
 
 
