@@ -2,7 +2,7 @@
 // one read port. A feature map lives in one plane; its channel m in bank m mod G (see hg_writer).
 // An array layer's lane r reads bank r of the input's plane; a vector layer's lane c reads bank c of
 // each input's plane (a QAdd's two inputs live in different planes, so both are read every cycle);
-// the output stream reads one byte. Reads answer one cycle later. The DMA unit (hg_fmap_dma) writes whole words
+// the output stream reads one byte. Reads answer one cycle later (the output stream's two). The DMA unit (hg_fmap_dma) writes whole words
 // into one plane (a load) or reads them from one (a store) while the engines run: it takes that plane's write
 // or read port, which the layer program's waits keep the engines off (docs/program.md, "Two queues").
 `default_nettype none
@@ -49,7 +49,8 @@ module hg_act_memory #(
 );
     wire [R*D_W-1:0] rdata [0:1];
     reg              array_plane_1, a_plane_1, b_plane_1, out_plane_1, dma_plane_1;
-    reg [BANK_W-1:0] out_bank_1;
+    reg [BANK_W-1:0] out_bank_1, out_bank_2;
+    reg [R*D_W-1:0]  out_word;   // the output stream's word, registered before its bank is chosen
 
     always @(posedge clk) begin
         dma_plane_1 <= dma_rd_plane;
@@ -58,6 +59,8 @@ module hg_act_memory #(
         b_plane_1 <= vec_b_plane;
         out_plane_1 <= out_plane;
         out_bank_1 <= out_bank;
+        out_bank_2 <= out_bank_1;
+        out_word <= rdata[out_plane_1];
     end
 
     genvar p, j;
@@ -90,6 +93,6 @@ module hg_act_memory #(
     assign array_data = rdata[array_plane_1];
     assign vec_a_data = rdata[a_plane_1][C*D_W-1:0];
     assign vec_b_data = rdata[b_plane_1][C*D_W-1:0];
-    assign out_data = rdata[out_plane_1][out_bank_1*D_W +: D_W];
+    assign out_data = out_word[out_bank_2*D_W +: D_W];
 endmodule
 `default_nettype wire

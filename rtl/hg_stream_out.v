@@ -1,6 +1,8 @@
 // AXI-Stream master that sends one feature map from the activation memory, one element per beat in
-// [channel][row][col] order, TLAST on the last one. Reads are issued ahead into a two-entry queue, so
-// the stream runs at one beat per cycle while TREADY holds.
+// [channel][row][col] order, TLAST on the last one. The memory answers two cycles after the address (its
+// word is registered before the bank is chosen: a block RAM's clock-to-output leaves no time for the
+// choice in the same cycle), so reads are issued ahead into a four-entry queue and the stream runs at one
+// beat per cycle while TREADY holds.
 // The map's geometry (as hg_stream_in's) is the generated top's constants or a loaded program's header.
 `default_nettype none
 module hg_stream_out #(
@@ -19,7 +21,7 @@ module hg_stream_out #(
     input  wire               active,
     output wire [ADDR_W-1:0]  rd_addr,
     output wire [BANK_W-1:0]  rd_bank,
-    input  wire [D_W-1:0]     rd_data,     // one cycle after rd_addr
+    input  wire [D_W-1:0]     rd_data,     // two cycles after rd_addr
     output wire [D_W-1:0]     m_tdata,
     output wire               m_tvalid,
     input  wire               m_tready,
@@ -31,16 +33,17 @@ module hg_stream_out #(
 
     reg [31:0] pixel, channel, sent, issued;
     reg [ADDR_W-1:0] slot_base;
-    reg        inflight, inflight_last;
-    reg [D_W:0] queue [0:1];   // {last, data}
-    reg [1:0]  count;
-    reg        head;
+    reg        inflight, inflight_last, inflight_2, inflight_last_2;
+    reg [D_W:0] queue [0:3];   // {last, data}
+    reg [2:0]  count;
+    reg [1:0]  head;
 
     wire pop = m_tvalid && m_tready;
-    wire issue = active && issued < total && ({1'b0, count} + {2'b00, inflight} - {2'b00, pop}) < 3'd2;
+    wire [3:0] held = {1'b0, count} + {3'b000, inflight} + {3'b000, inflight_2} - {3'b000, pop};
+    wire issue = active && issued < total && held < 4'd4;
     assign rd_addr = slot_base + pixel[ADDR_W-1:0];
     assign rd_bank = channel[BANK_W-1:0] & group[BANK_W-1:0];
-    assign m_tvalid = count != 2'd0;
+    assign m_tvalid = count != 3'd0;
     assign {m_tlast, m_tdata} = queue[head];
 
     always @(posedge clk) begin
@@ -52,11 +55,14 @@ module hg_stream_out #(
             sent <= 32'd0;
             issued <= 32'd0;
             inflight <= 1'b0;
-            count <= 2'd0;
-            head <= 1'b0;
+            inflight_2 <= 1'b0;
+            count <= 3'd0;
+            head <= 2'd0;
         end else begin
             inflight <= issue;
             inflight_last <= issued == total - 32'd1;
+            inflight_2 <= inflight;
+            inflight_last_2 <= inflight_last;
             if (issue) begin
                 issued <= issued + 1;
                 pixel <= pixel + 1;
@@ -66,10 +72,10 @@ module hg_stream_out #(
                     if ((channel & group) == group) slot_base <= slot_base + stride;
                 end
             end
-            if (inflight) queue[head ^ count[0]] <= {inflight_last, rd_data};
-            count <= count + {1'b0, inflight} - {1'b0, pop};
+            if (inflight_2) queue[head + count[1:0]] <= {inflight_last_2, rd_data};
+            count <= count + {2'b00, inflight_2} - {2'b00, pop};
             if (pop) begin
-                head <= !head;
+                head <= head + 2'd1;
                 sent <= sent + 1;
                 if (sent == total - 32'd1) done <= 1'b1;
             end

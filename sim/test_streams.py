@@ -70,7 +70,7 @@ async def output_stream(dut):
         received, last, done = [], [], 0
         dut.active.value = 1
         await Timer(1, unit="ns")
-        address = int(dut.rd_addr.value)
+        address = previous = int(dut.rd_addr.value)
         for _ in range(300):
             dut.m_tready.value = int(gen.random() < 0.6)
             await RisingEdge(dut.clk)
@@ -78,7 +78,8 @@ async def output_stream(dut):
             if beat:
                 received.append(int(dut.m_tdata.value))
                 last.append(int(dut.m_tlast.value))
-            dut.rd_data.value = memory.get(address, 0)  # the memory answers the address of the last cycle
+            dut.rd_data.value = memory.get(previous, 0)  # the memory answers the address of two cycles ago
+            previous = address
             await Timer(1, unit="ns")
             address = int(dut.rd_addr.value)
             done += int(dut.done.value)

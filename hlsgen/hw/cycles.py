@@ -12,7 +12,7 @@ REQUANT_LATENCY = 6  # operands, partial products, their sum, rounding bias, shi
 RESULT_LATENCY = 9  # banks' answer, PE operands, accumulator read (2), requantizer input, writer (4)
 LAYER_OVERHEAD = 4  # the sequencer configures the layer
 VECTOR_LATENCY = 11  # read, compute, the lane (7: hg_vector_lane), the writer's 4 stages past the first
-STREAM_LATENCY = 3  # the input stream's last write and the output stream's first read
+STREAM_LATENCY = 4  # the input stream's last write and the output stream's first read (2 cycles)
 
 
 def spatial_tiles(pixels: int, count: int) -> list[int]:

@@ -47,7 +47,7 @@ def test_vector_and_copy_and_inference():
     # a windowed pool no writer fuses: a tap per cycle (2 passes, 6 output pixels, a 3x3 window)
     assert cyc.window_pool_cycles(2, 6, 9) == 2 * 6 * 9 + 11 + 4
     assert cyc.copy_cycles(1000, 16) == 63 + 15
-    assert cyc.inference_cycles(256, [310, 71, 0], 10) == 256 + 381 + 10 + 3
+    assert cyc.inference_cycles(256, [310, 71, 0], 10) == 256 + 381 + 10 + 4
     assert cyc.ideal_cycles(365184, 16, 16) == 1427
     assert cyc.utilization(0, 0, 16, 16) == 0.0
 

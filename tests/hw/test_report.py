@@ -36,7 +36,7 @@ def test_report_json(built):
     assert conv2["tiles"]["row_tiles"] == 9 and conv2["tiles"]["col_tiles"] == 2
     total = report["total"]
     assert TOTAL_KEYS <= set(total)
-    assert total["cycles"] == 256 + sum(layer["cycles"] for layer in report["layers"]) + 10 + 3
+    assert total["cycles"] == 256 + sum(layer["cycles"] for layer in report["layers"]) + 10 + 4
     assert total["macs"] == sum(layer["macs"] for layer in report["layers"])
     assert total["utilization"] == round(total["macs"] / (total["cycles"] * 256), 4)
     assert total["fit"]["ok"] and set(total["resources"]) == {"dsp", "lut", "ff", "bram_18k"}
