@@ -27,7 +27,8 @@ def test_digits_at_batch_8_is_bit_exact_in_the_models_cycles_per_run(build_folde
     layers = {row["name"]: row["cycles"] for row in json.loads((out / "report.json").read_text())["layers"]}
     assert result.layer_cycles["fc1"] == layers["fc1"]
     measured = json.loads((out / "report.json").read_text())["rtl_simulation"]["without_backpressure"]
-    assert measured["batch"] == BATCH and measured["cycles_per_image"] == result.cycles_per_inference / BATCH
+    # report.json keeps cycles per image to 0.1
+    assert measured["batch"] == BATCH and measured["cycles_per_image"] == round(result.cycles_per_inference / BATCH, 1)
 
 
 @pytest.mark.rtl
