@@ -5,7 +5,6 @@ import contextlib
 import json
 import os
 import shutil
-import signal
 import sys
 import tempfile
 import traceback

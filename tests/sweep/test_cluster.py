@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from onnx import TensorProto, helper
+from onnx import helper
 
 from hlsgen.sweep.flow import Calibration, run_sweep
 from hlsgen.sweep.grid import Axes
