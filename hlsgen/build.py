@@ -237,7 +237,8 @@ def _keep_logs(error: HlsgenError, staging: Path, logs: Path) -> None:
 
 def _write_error(exc: OSError, out: Path, staging: Path) -> PathError:
     """The file system refused a write (full, over quota, read-only): name OUT, not its staging folder."""
-    where = exc.filename if exc.filename and str(staging) not in str(exc.filename) else out
+    written = exc.filename2 or exc.filename  # a copy's error names its source first, its destination second
+    where = written if written and str(staging) not in str(written) else out
     reason = (exc.strerror or str(exc)).lower()
     return PathError(f"cannot write {where}: {reason}; {out} is left as it was (free space or choose another -o)")
 

@@ -185,7 +185,8 @@ class _Planner:
             if height is None:
                 continue
             slices, bands = -(-blocks // per_band), g.bands(height)
-            if g.reduces and per_band > 1 and len(bands) > 1:
+            passes = per_band if blocks > 1 else -(-map_shape(layer.output_shape)[0] // self.lanes)
+            if g.reduces and passes > 1 and len(bands) > 1:
                 continue  # the engine keeps one pass's totals from band to band: one block per band
             moved = slices * sum(self._buffers(i, g, y0, y1, per_band, blocks)[0] for y0, y1 in bands)
             key = (moved + slices * len(bands) * sum(self.capacity) // 64, -per_band)  # a copy's latency, roughly
