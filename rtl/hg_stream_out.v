@@ -39,8 +39,10 @@ module hg_stream_out #(
     reg [1:0]  head;
 
     wire pop = m_tvalid && m_tready;
-    wire [3:0] held = {1'b0, count} + {3'b000, inflight} + {3'b000, inflight_2} - {3'b000, pop};
-    wire issue = active && issued < total && held < 4'd4;
+    localparam integer HELD_W = 4;  // queued + in flight, 0..5: wider than the 3-bit count
+    localparam [HELD_W-1:0] QUEUE_DEPTH = 4;
+    wire [HELD_W-1:0] held = {1'b0, count} + {3'b000, inflight} + {3'b000, inflight_2} - {3'b000, pop};
+    wire issue = active && issued < total && held < QUEUE_DEPTH;
     assign rd_addr = slot_base + pixel[ADDR_W-1:0];
     assign rd_bank = channel[BANK_W-1:0] & group[BANK_W-1:0];
     assign m_tvalid = count != 3'd0;

@@ -3,6 +3,7 @@ generator can apply, and a readable dump."""
 import pytest
 
 from hlsgen.hw import map_model
+from hlsgen.hw.cycles import LAYER_OVERHEAD, REQUANT_LATENCY, RESULT_LATENCY
 from hlsgen.loopir import Dataflow, Partition, Pipeline, Stream, Unroll, check, dump, layer_nests
 from tests.hw.models import integer_graph, target_with
 from tests.loopir.helpers import instances
@@ -56,7 +57,7 @@ def test_weight_stationary_stream_matches_the_cycle_formula():
         trips *= nest.loop(name).extent
     # every pixel iteration is one cycle (II=1); the formula adds the load, drain, requant, result path and
     # overhead (64 pixels per tile: no tile waits for weights)
-    assert layer.cycles == 16 + trips + (16 + 16 - 1) + 3 + 3 + 4
+    assert layer.cycles == 16 + trips + (16 + 16 - 1) + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD
     assert nest.directives_on("pixel") == [Pipeline(1)]
     assert nest.directives_on("row") == nest.directives_on("col") == [Unroll()]
     assert (nest.loop("row").extent, nest.loop("col").extent) == (t.row_tile, t.col_tile)
