@@ -70,6 +70,7 @@ class BuildOptions:
     batch: int = 1  # images per run of the program (throughput mode, hlsgen.hw.batching); 1: latency mode
     synth: bool = False  # also synthesize the RTL (and place and route it on Lattice targets): OUT/synth/
     bitstream: bool = False  # also write a bitstream and its .lpf (Lattice targets; implies synth)
+    seeds: int = 1  # nextpnr placer seeds to try, the fastest kept (Lattice targets)
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
 
     def out_dir(self) -> Path:
@@ -101,7 +102,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     with step("load target"):
         target = load_target(options.target)
         if options.synth or options.bitstream:  # a target without the flow asked for fails before any work
-            check_flow(target, options.bitstream)
+            check_flow(target, options.bitstream, options.seeds)
     with step("import and optimize"):
         graph = read_onnx(options.model)
         own = graph.copy()  # the model's own execution, its quantizers included: what quality is measured against
@@ -160,8 +161,8 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
             _write(staging.folder, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping,
                    bits)
         verified = _verify(staging.folder, options.verify, step)
-        synth = synthesize_build(staging.folder, options.bitstream, step) if options.synth or options.bitstream \
-            else None
+        synth = (synthesize_build(staging.folder, options.bitstream, step, options.seeds)
+                 if options.synth or options.bitstream else None)
         staging.commit()
     except HlsgenError as exc:
         _keep_logs(exc, staging.folder, out.parent / f"{out.name}.logs")

@@ -23,6 +23,7 @@ from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
 from .config import HLS_DESIGNS, MAX_BATCH, PROGRAM_RESIDENCIES, load_config
+from .synth_flow import MAX_SEEDS
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, USAGE_EXIT,
                      HlsgenError, MismatchError, PathError, Terminated)
 from .hls.verify import csim_build
@@ -35,6 +36,8 @@ from .rtl.sim import sim_build_dir, simulate
 
 out = out_console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
+SEEDS_HELP = ("Lattice targets: place and route with nextpnr placer seeds 1..N side by side (one per core) and "
+              "keep the fastest routed design; report.json's synth.placement lists every seed's Fmax.")
 
 
 EPILOG = "\b\nExit codes:\n" + "\n".join(f"  {code:>3}  {what}" for code, what in sorted(EXIT_CODES.items()))
@@ -137,13 +140,15 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               "it with nextpnr): measured resources and Fmax in report.json, logs in OUT/synth/ (`hlsgen synth`).")
 @click.option("--bitstream", is_flag=True, help="Lattice targets: also write OUT/synth/<top>.bit and its .lpf "
               "(implies --synth).")
+@click.option("--seeds", type=click.IntRange(1, MAX_SEEDS), default=1, show_default=True, metavar="N",
+              help=SEEDS_HELP)
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          hls_design, program, batch, synth, bitstream, config_path, quiet, as_json) -> None:
+          hls_design, program, batch, synth, bitstream, seeds, config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -163,6 +168,8 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
     bad = sorted(set(verify_list) - {"csim", "rtl"})
     if bad:
         raise click.UsageError(f"--verify takes csim and/or rtl, not {', '.join(bad)}")
+    if seeds > 1 and not (synth or bitstream):
+        raise click.UsageError("--seeds N places and routes N times: it needs --synth or --bitstream")
     out_path, calib_path = option("out", "output", out), option("calib", "calib", calib)
     range_text = option("input_range", "input_range", input_range)
     options = BuildOptions(
@@ -173,7 +180,7 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         dump_ir=bool(option("dump_ir", "dump_ir", dump_ir)), verify=tuple(verify_list),
         hls_design=str(option("hls_design", "hls_design", hls_design)),
         program=str(option("program", "program", program)), batch=int(option("batch", "batch", batch)),
-        synth=synth, bitstream=bitstream,
+        synth=synth, bitstream=bitstream, seeds=seeds,
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
     console = _progress_console(quiet, as_json)
@@ -250,9 +257,11 @@ def report(out: str, quiet: bool) -> None:
 @cli.command(short_help="Synthesize BUILD's RTL (and place, route, --bitstream on Lattice targets).")
 @click.argument("out", metavar="BUILD")
 @click.option("--bitstream", is_flag=True, help="Lattice targets: also write BUILD/synth/<top>.bit and its .lpf.")
+@click.option("--seeds", type=click.IntRange(1, MAX_SEEDS), default=1, show_default=True, metavar="N",
+              help=SEEDS_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only report.json's `synth` on stdout.")
-def synth(out: str, bitstream: bool, quiet: bool, as_json: bool) -> None:
+def synth(out: str, bitstream: bool, seeds: int, quiet: bool, as_json: bool) -> None:
     """Synthesize BUILD's RTL with open tools for its target's device family: Yosys synth_xilinx on Xilinx
     targets (resources; no Fmax without a router), synth_ecp5 then nextpnr-ecp5 on ECP5 targets (resources
     and Fmax after routing, the critical path; --bitstream: ecppack). Results go into BUILD/report.json
@@ -260,7 +269,7 @@ def synth(out: str, bitstream: bool, quiet: bool, as_json: bool) -> None:
     not met is reported, not an error; a failed or interrupted run leaves BUILD as it was."""
     from .synth_flow import synthesize_build
 
-    result = synthesize_build(Path(out), bitstream, console_steps(_progress_console(quiet, as_json)))
+    result = synthesize_build(Path(out), bitstream, console_steps(_progress_console(quiet, as_json)), seeds)
     if as_json:
         _print_json(result)
     elif not quiet:
@@ -280,7 +289,10 @@ def _synth_summary(synth: dict) -> str:
     else:
         verdict = "met" if synth["timing_met"] else "NOT met"
         path = synth["critical_path"]
-        lines.append(f"Fmax {synth['fmax_mhz']:g} MHz after routing (target {synth['clock_target_mhz']:g} MHz: "
+        placement = synth["placement"]
+        best = (f", the best of placer seeds 1..{len(placement['seeds'])}: seed {placement['chosen']}"
+                if placement and len(placement["seeds"]) > 1 else "")
+        lines.append(f"Fmax {synth['fmax_mhz']:g} MHz after routing{best} (target {synth['clock_target_mhz']:g} MHz: "
                      f"timing {verdict})" + (f"; critical path {path['from']} -> {path['to']}, {path['ns']:g} ns"
                                              if path else ""))
     if synth["bitstream"]:

@@ -228,14 +228,13 @@ def text_summary(build: dict, quant: dict, report: dict | None) -> str:
         parts[-1] += f" (on {quality['data']})"
     if report and "total" in report:
         total, measured = report["total"], rtl_measured(report)
+        # one run of the program computes the whole batch
+        per = f"per batch of {total['batch']} images" if total.get("batch", 1) > 1 else "per inference"
         if measured is not None:
-            parts.append(f"{total['cycles']:,} modelled / {measured['cycles']:,} RTL cycles per inference, PE "
+            parts.append(f"{total['cycles']:,} modelled / {measured['cycles']:,} RTL cycles {per}, PE "
                          f"utilization {total['utilization']:.1%} modelled / {measured['utilization']:.1%} RTL")
-        elif total.get("batch", 1) > 1:  # one run of the program computes the whole batch
-            parts.append(f"{total['cycles']:,} modelled cycles per batch of {total['batch']} images, "
-                         f"{total['utilization']:.1%} PE utilization")
         else:
-            parts.append(f"{total['cycles']:,} modelled cycles per inference, {total['utilization']:.1%} PE utilization")
+            parts.append(f"{total['cycles']:,} modelled cycles {per}, {total['utilization']:.1%} PE utilization")
         if "clock" in total:
             parts.append(f"{total['latency_us']:,.2f} us, {total['images_per_s']:,.0f} images/s "
                          f"{clock_label(total)}")

@@ -144,6 +144,11 @@ def timing_rows(report: dict) -> list[tuple[str, str, str]]:
         rows.append(("Fmax", f"{synth['fmax_mhz']:g} MHz ({synth.get('fmax_source') or 'measured'})", ""))
     else:
         rows.append(("Fmax", "not measured (no place and route for this family)", "na"))
+    placement = synth.get("placement")
+    if placement and len(placement["seeds"]) > 1:
+        tried = ", ".join(f"seed {p['seed']}: {p['fmax_mhz']:g} MHz" if p["fmax_mhz"] else f"seed {p['seed']}: -"
+                          for p in placement["seeds"])
+        rows.append(("placement", f"seed {placement['chosen']}, the fastest of {tried}", ""))
     if met is not None:
         rows.append(("timing", "met" if met else "NOT met", "ok" if met else "fail"))
     path = synth.get("critical_path")

@@ -30,6 +30,7 @@ from .rtl.synth import synthesize as synth_xilinx
 TIMEOUT = 4 * 3600  # seconds per tool step: a 32x32 array's place and route takes hours on a loaded machine
 KEPT = (".log", ".txt", ".lpf", ".bit")  # what stays in BUILD/synth/ (plus the report JSONs), not netlists
 CLOCK = "clk"  # every generated top's clock port
+MAX_SEEDS = 16  # placer seeds (--seeds): each one is a full place and route
 
 
 def build_target(folder: Path) -> Target:
@@ -47,7 +48,7 @@ def build_target(folder: Path) -> Target:
                       "here; run hlsgen from where the build was made")
 
 
-def check_flow(target: Target, bitstream: bool) -> str:
+def check_flow(target: Target, bitstream: bool, seeds: int = 1) -> str:
     """The target's family, after refusing what it cannot do (before any work)."""
     family = target.device.synth_family
     if not family:
@@ -56,23 +57,27 @@ def check_flow(target: Target, bitstream: bool) -> str:
     if bitstream and family not in LATTICE:
         raise UsageError(f"--bitstream needs a Lattice target (e.g. ecp5_8x8): {target.name}'s {target.device.part} "
                          "has no open bitstream tools; use --synth for its resources")
+    if seeds > 1 and family not in LATTICE:
+        raise UsageError(f"--seeds needs a Lattice target (e.g. ecp5_8x8): {target.name}'s {target.device.part} is "
+                         "synthesized without place and route, so there is no placement to seed")
     return family
 
 
-def synthesize_build(folder: Path, bitstream: bool = False, step: Step = silent) -> dict:
-    """Run the flow on BUILD `folder`'s RTL, write BUILD/synth/ and report.json's `synth`; returns `synth`."""
+def synthesize_build(folder: Path, bitstream: bool = False, step: Step = silent, seeds: int = 1) -> dict:
+    """Run the flow on BUILD `folder`'s RTL, write BUILD/synth/ and report.json's `synth`; returns `synth`.
+    Lattice targets place and route with placer seeds 1..`seeds` and keep the fastest (lattice.best_placement)."""
     folder = Path(folder)
     if not (folder.is_dir() and is_build_folder(folder)):
         raise PathError(f"{folder} is not an hlsgen build folder (no {BUILD_MARKER}); run `hlsgen build` first")
     target = build_target(folder)
-    family = check_flow(target, bitstream)
+    family = check_flow(target, bitstream, seeds)
     sources, top, memories = _rtl(folder)
     staging = Path(tempfile.mkdtemp(prefix=".synth-", dir=folder))
     try:
         for path in [*sources, *memories]:  # the WebAssembly tools see only their working folder
             shutil.copyfile(path, staging / path.name)
         if family in LATTICE:
-            synth = _lattice(staging, sources, top, target, bitstream, step)
+            synth = _lattice(staging, sources, top, target, bitstream, step, seeds)
         else:
             synth = _xilinx(staging, sources, top, memories, target, family, step)
         for path in staging.iterdir():
@@ -108,18 +113,20 @@ def _xilinx(work: Path, sources: list[Path], top: str, memories: list[Path], tar
                 "bram": cells.bram_18k, "lut_logic": cells.lut, "lutram": cells.lutram, "srl": cells.srl}
     return _record("yosys synth_xilinx", family, target, measured, None, None, None, None, None, None,
                    {"synthesis": round(cells.seconds, 1), "place_and_route": None, "bitstream": None},
-                   nextpnr=False)
+                   nextpnr=False) | {"placement": None}
 
 
-def _lattice(work: Path, sources: list[Path], top: str, target: Target, bitstream: bool, step: Step) -> dict:
+def _lattice(work: Path, sources: list[Path], top: str, target: Target, bitstream: bool, step: Step,
+             seeds: int) -> dict:
     device = target.device
     with step(f"yosys synth_ecp5 of {top}"):
         ports, synth_s = lattice.synthesize([p.name for p in sources], top, work, TIMEOUT)
     lpf = f"{top}.lpf"
     (work / lpf).write_text(lattice.constraints(lattice.choose_pins(ports, CLOCK, device, top), CLOCK,
                                                 target.clock_mhz, device.part))
-    with step(f"nextpnr-ecp5 place and route ({device.part}, {target.clock_mhz:g} MHz)"):
-        routed = lattice.place_and_route(work, device, lpf, TIMEOUT)
+    tried = f", placer seeds 1..{seeds}" if seeds > 1 else ""
+    with step(f"nextpnr-ecp5 place and route ({device.part}, {target.clock_mhz:g} MHz{tried})"):
+        routed, by_seed = lattice.best_placement(work, device, lpf, TIMEOUT, seeds)
     bit = pack_s = None
     if bitstream:
         with step("ecppack bitstream"):
@@ -131,7 +138,8 @@ def _lattice(work: Path, sources: list[Path], top: str, target: Target, bitstrea
                    f"synth/{bit}" if bit else None, f"synth/{lpf}",
                    {"synthesis": round(synth_s, 1), "place_and_route": round(routed.seconds, 1),
                     "bitstream": pack_s},
-                   nextpnr=True)
+                   nextpnr=True) | {"placement": {"seeds": [{"seed": k, "fmax_mhz": f} for k, f in by_seed.items()],
+                                                  "chosen": routed.seed}}
 
 
 def _record(flow: str, family: str, target: Target, measured: dict, fmax: float | None, source: str | None,

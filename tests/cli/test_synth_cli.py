@@ -112,6 +112,22 @@ def test_bitstream_needs_a_lattice_target(capsys, synthesized, tmp_path):
     assert_one_line_error(err, "--bitstream needs a Lattice target")
 
 
+def test_placer_seeds_need_a_router(capsys, synthesized, tmp_path):
+    """--seeds seeds nextpnr's placer: refused on a target synthesized without place and route, and by build
+    without --synth, before any work."""
+    out, _ = synthesized
+    before = (out / "report.json").read_bytes()
+    code, _, err = run_cli(capsys, "synth", str(out), "--seeds", "3")
+    assert code == UsageError.exit_code and (out / "report.json").read_bytes() == before
+    assert_one_line_error(err, "--seeds needs a Lattice target", "no placement to seed")
+    model = _tiny_model(tmp_path)
+    for extra in ([], ["--synth"]):
+        code, _, err = run_cli(capsys, "build", str(model), "--target", "systolic8x8", "--input-range", "0,1",
+                               "--seeds", "2", *extra, "-o", str(tmp_path / "o"))
+        assert code == UsageError.exit_code and not (tmp_path / "o").exists()
+        assert_one_line_error(err, "--seeds")
+
+
 def test_a_failing_tool_leaves_the_build_as_it_was(capsys, synthesized, tmp_path):
     """Yosys rejects a broken top: exit 4 in one line, and report.json, report.html and synth/ unchanged."""
     out = tmp_path / "broken"

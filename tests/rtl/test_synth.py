@@ -8,7 +8,7 @@ import pytest
 from hlsgen.cli import main
 from hlsgen.errors import MappingError
 from hlsgen.hw import load_target, map_model
-from hlsgen.rtl.lattice import choose_pins, constraints, critical_path, part_name
+from hlsgen.rtl.lattice import best_placement, choose_pins, constraints, critical_path, part_name, synthesize as synth_ecp5
 from tests.rtl.program_of import rtl_program
 from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.synth import count_cells, synthesize
@@ -45,6 +45,33 @@ def test_nextpnr_report_gives_the_slowest_clocked_path():
     ]}
     assert critical_path(report) == {"from": "pe.q", "to": "acc.d", "ns": 7.5}
     assert critical_path({"critical_paths": []}) is None
+
+
+MAC = """module mac (input wire clk, input wire [7:0] a, input wire [7:0] b, output reg [19:0] acc);
+    reg [7:0] a_q, b_q;
+    always @(posedge clk) begin
+        {a_q, b_q} <= {a, b};
+        acc <= acc + a_q * b_q;
+    end
+endmodule
+"""
+
+
+def test_placer_seeds_run_side_by_side_and_the_fastest_is_kept(tmp_path):
+    """A multiply-accumulate through synth_ecp5 and nextpnr-ecp5 with placer seeds 1..3: the work folder ends
+    as one run would leave it (the kept seed's configuration, report and log) plus every seed's log."""
+    device = load_target("ecp5_8x8").device
+    (tmp_path / "mac.v").write_text(MAC)
+    ports, _ = synth_ecp5(["mac.v"], "mac", tmp_path, 600)
+    (tmp_path / "mac.lpf").write_text(constraints(choose_pins(ports, "clk", device, "mac"), "clk", 125, device.part))
+    routed, by_seed = best_placement(tmp_path, device, "mac.lpf", 600, 3)
+    assert sorted(by_seed) == [1, 2, 3] and all(f and f > 0 for f in by_seed.values())
+    assert routed.fmax_mhz == max(by_seed.values()) and by_seed[routed.seed] == routed.fmax_mhz
+    assert routed.seed == min(k for k, f in by_seed.items() if f == routed.fmax_mhz)
+    assert json.loads((tmp_path / "pnr.json").read_text())["fmax"]  # the kept seed's report
+    assert (tmp_path / "nextpnr.log").read_text() == (tmp_path / f"nextpnr-seed{routed.seed}.log").read_text()
+    assert (tmp_path / "top.config").stat().st_size > 0
+    assert not [p for p in tmp_path.iterdir() if p.is_dir()]  # no seed folder left
 
 
 def test_constraints_name_the_clock_and_every_port():
