@@ -146,8 +146,10 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         mapping = map_model(quantized.graph, target, program="rom" if options.program == "auto" else options.program)
         if options.program == "auto" and (mapping.weights_external or mapping.maps_external or mapping.input_in_dram):
             mapping = overlay_or_rom(mapping, quantized.graph, target, graph.notices)
+        latency_mode = None  # a batch build's figures at batch 1, for the report
         if options.batch > 1:  # the same program at N images per run (the back ends keep the batch-1 one)
             residency = "external" if mapping.program_external else "rom"
+            latency_mode = {"cycles": mapping.cycles, "utilization": round(mapping.utilization, 4)}
             mapping = map_model(quantized.graph, target, program=residency, batch=options.batch)
             if mapping.batching.tail == len(mapping.layers):
                 graph.notices.append(f"--batch {options.batch}: the model ends in no Dense layer to batch; every row "
@@ -159,7 +161,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     try:
         with step("render the HLS C++, RTL and report"):
             _write(staging.folder, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping,
-                   bits)
+                   bits, latency_mode)
         verified = _verify(staging.folder, options.verify, step)
         synth = (synthesize_build(staging.folder, options.bitstream, step, options.seeds)
                  if options.synth or options.bitstream else None)
@@ -263,7 +265,8 @@ def _check_out_dir(out: Path) -> None:
 
 
 def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
-           measured: dict, calib: dict, bits_table: str | None, mapping, bits: BitConfig) -> None:
+           measured: dict, calib: dict, bits_table: str | None, mapping, bits: BitConfig,
+           latency_mode: dict | None) -> None:
     """Every output file, into the staging folder `tmp`."""
     tmp.chmod(0o755)
     save_graph(graph, tmp / "float")
@@ -296,6 +299,8 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
         designs["batch"] = (f"`layers`, `total`, OUT/hls and OUT/rtl run {mapping.images} images per call "
                             "(program.json's `batch`)")
     report = report_json(mapping, designs)
+    if latency_mode is not None:  # a batch build's program at batch 1: the latency mode it is compared with
+        report["total"]["latency_mode"] = latency_mode
     (tmp / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     try:
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")

@@ -35,7 +35,9 @@ def headline(report: dict, checks: list[dict]) -> list[dict]:
     return [
         {"name": "latency", "value": f"{total['latency_us']:,.2f} µs", "note": f"{run}, {label}", "css": ""},
         {"name": "throughput", "value": f"{total['images_per_s']:,.0f} images/s",
-         "note": (f"batch {batch}, " if batch > 1 else "batch 1 (latency mode), ") + label, "css": ""},
+         "note": (f"batch {batch}, " if batch > 1 else "batch 1 (latency mode), ") + label
+         + (f"; batch 1: {one['images_per_s']:,.0f} images/s, {one['latency_us']:,.2f} µs"
+            if (one := total.get("latency_mode")) else ""), "css": ""},
         {"name": "clock", "value": f"{total['clock']['mhz']:g} MHz", "note": total["clock"]["source"], "css": ""},
         {"name": "cycles " + run, "value": f"{total['cycles']:,}", "note": cycles_note, "css": ""},
         {"name": "PE utilization", "value": f"{total['utilization']:.1%}",

@@ -28,9 +28,11 @@ def test_headline_at_the_clock():
     assert cards["latency"]["value"] == "20.00 µs" and cards["throughput"]["value"] == "50,000 images/s"
     assert cards["verification"]["value"] == "bit-exact" and cards["verification"]["note"] == "csim"
     batched = _report()
-    batched = at_clock(batched | {"total": batched["total"] | {"batch": 8}})
+    batched = at_clock(batched | {"total": batched["total"] | {"batch": 8,
+                                                               "latency_mode": {"cycles": 1000, "utilization": 0.2}}})
     cards = {c["name"]: c for c in headline(batched, [])}
     assert cards["throughput"]["value"] == "400,000 images/s" and "cycles per batch of 8 images" in cards
+    assert cards["throughput"]["note"].endswith("; batch 1: 125,000 images/s, 8.00 µs")
 
 
 def test_resources_without_synthesis_are_estimates_against_the_device():

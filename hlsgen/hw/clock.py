@@ -25,4 +25,8 @@ def at_clock(report: dict) -> dict:
     runs = clock["mhz"] * 1e6 / cycles if cycles else 0.0
     timed = {"clock": clock, "latency_us": round(cycles / clock["mhz"], 4), "inferences_per_s": round(runs, 4),
              "images_per_s": round(images * runs, 4)}
+    if "latency_mode" in total:  # a batch build's figures at batch 1, at the same clock
+        one = total["latency_mode"]
+        timed["latency_mode"] = one | {"latency_us": round(one["cycles"] / clock["mhz"], 4),
+                                       "images_per_s": round(clock["mhz"] * 1e6 / one["cycles"], 4)}
     return report | {"total": total | timed}

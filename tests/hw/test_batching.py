@@ -7,7 +7,7 @@ import re
 import pytest
 
 from hlsgen.errors import MappingError, UsageError
-from hlsgen.hw import map_model
+from hlsgen.hw import load_target, map_model
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
 from hlsgen.hw.mapping import tensor_bytes
 from hlsgen.hw.program_io import read_program, write_program
@@ -137,6 +137,9 @@ def test_build_batch_verifies_the_cpp_and_writes_the_batched_rtl(capsys, tmp_pat
     assert code == 0 and "per run of 8 images" in stdout and "verified csim: bit-exact" in stdout
     report = json.loads((out / "report.json").read_text())
     assert report["total"]["batch"] == 8 and "OUT/hls and OUT/rtl run 8 images per call" in report["designs"]["batch"]
+    one = map_model(integer_graph("digits"), load_target("systolic8x8"))  # the same model at batch 1
+    assert report["total"]["latency_mode"]["cycles"] == one.cycles < report["total"]["cycles"] / 4
+    assert report["total"]["latency_mode"]["images_per_s"] == round(150e6 / one.cycles, 4)
     assert json.loads((out / "program.json").read_text())["batch"]["images"] == 8
     assert "batch: 8" in (out / "config.yaml").read_text()
     code, stdout, _ = run_cli(capsys, "report", str(out))

@@ -44,6 +44,13 @@ def test_a_batch_counts_its_images_and_its_run_is_the_latency():
     assert total["latency_us"] == 40.0 and total["inferences_per_s"] == 25_000.0 and total["images_per_s"] == 200_000.0
 
 
+def test_a_batch_builds_latency_mode_is_timed_at_the_same_clock():
+    one = {"cycles": 1250, "utilization": 0.5}
+    timed = at_clock(_report(cycles=4000, clock_mhz=125.0, batch=8, latency_mode=one) | {"synth": SYNTH})
+    assert timed["total"]["latency_mode"] == one | {"latency_us": round(1250 / 131.2, 4), "images_per_s": 104_960.0}
+    assert at_clock(timed) == timed  # idempotent
+
+
 def test_the_input_is_left_as_it_was_and_other_keys_kept():
     report = _report(cycles=500, macs=7, fit={"ok": True})
     timed = at_clock(report)
