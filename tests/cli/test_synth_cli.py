@@ -19,7 +19,7 @@ from tests.builders import make_model, tensor_value
 from tests.cli.test_errors import assert_one_line_error, run_cli
 
 CONTRACT = {"flow", "family", "part", "tools", "measured", "device", "estimated", "fmax_mhz", "fmax_source",
-            "clock_target_mhz", "timing_met", "critical_path", "bitstream", "constraints", "seconds", "logs"}
+            "clock_target_mhz", "timing_met", "critical_path", "bitstream", "constraints", "seconds", "logs", "placement"}
 
 
 def _tiny_model(folder: Path) -> Path:
@@ -65,6 +65,7 @@ def test_synth_measures_real_resources_in_sane_ranges(synthesized):
     out, synth = synthesized
     report = json.loads((out / "report.json").read_text())
     assert report["synth"] == synth and set(synth) == CONTRACT
+    assert synth["placement"] is None  # no router, nothing placed
     assert (synth["flow"], synth["family"], synth["part"]) == ("yosys synth_xilinx", "xc7", "xc7z020clg400-1")
     measured, estimated = synth["measured"], synth["estimated"]
     assert all(isinstance(measured[k], int) for k in ("lut", "ff", "dsp", "bram"))
