@@ -23,7 +23,6 @@ from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
 from .config import HLS_DESIGNS, MAX_BATCH, PROGRAM_RESIDENCIES, load_config
-from .synth_flow import MAX_SEEDS
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, USAGE_EXIT,
                      HlsgenError, MismatchError, PathError, Terminated)
 from .hls.verify import csim_build
@@ -33,6 +32,7 @@ from .npz_io import LABELS_KEY, check_labels, read_npz, top1_accuracy, write_npz
 from .progress import console_steps
 from .report_page import record_verification, summarize, write_report_page
 from .rtl.sim import sim_build_dir, simulate
+from .synth_flow import MAX_SEEDS, synthesize_build
 
 out = out_console = Console(highlight=False, soft_wrap=True)
 err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -267,8 +267,6 @@ def synth(out: str, bitstream: bool, seeds: int, quiet: bool, as_json: bool) -> 
     and Fmax after routing, the critical path; --bitstream: ecppack). Results go into BUILD/report.json
     (`synth`, and the times at the measured Fmax) and report.html; the tool logs into BUILD/synth/. Timing
     not met is reported, not an error; a failed or interrupted run leaves BUILD as it was."""
-    from .synth_flow import synthesize_build
-
     result = synthesize_build(Path(out), bitstream, console_steps(_progress_console(quiet, as_json)), seeds)
     if as_json:
         _print_json(result)
