@@ -15,9 +15,13 @@ from .build_folder import BUILD_MARKER, is_build_folder
 from .calibration import calibration
 from .children import stop_descendants
 from .config import apply_layer_overrides, dump_yaml, resolved_config
-from .errors import DataError, HlsgenError, MappingError, PathError, Terminated, UnsupportedModelError, UsageError
+from .errors import (DataError, HlsgenError, MappingError, PathError, Terminated, UnsupportedModelError,
+                     UnsupportedOpsError, UsageError)
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
+from .frontend.onnx_import import load_onnx_proto
+from .partition.build import MAX_HOST_MACS
+from .partition.plan import Partition
 from .hls import write_hls
 from .hls.design import refuse_external_maps
 from .hls.overlay.partition_check import check_folder
@@ -72,6 +76,8 @@ class BuildOptions:
     bitstream: bool = False  # also write a bitstream and its .lpf (Lattice targets; implies synth)
     seeds: int = 1  # nextpnr placer seeds to try, the fastest kept (Lattice targets)
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
+    accelerator_only: bool = False  # a node the accelerator cannot run is an error (no host/accelerator partition)
+    max_host_macs: float = MAX_HOST_MACS  # a partition leaving more of the MACs than this to the host is refused
 
     def out_dir(self) -> Path:
         return self.out or Path(f"{Path(self.model).stem}_{Path(self.target).stem}")
@@ -89,9 +95,25 @@ class BuildResult:
     mapping: object = None  # hlsgen.hw.Mapping: the performance model (report.json)
     verified: dict[str, str] = field(default_factory=dict)  # check ("csim", "rtl") -> what was proven
     synth: dict | None = None  # report.json's `synth` when --synth or --bitstream ran
+    partition: Partition | None = None  # where each node runs, when the model is partitioned
+    segments: dict[str, "BuildResult"] = field(default_factory=dict)  # a partitioned build's segments
 
 
 def build(options: BuildOptions, step: Step = silent) -> BuildResult:
+    """The whole model on the accelerator when it runs there (today's flow, nothing partitioned); else, unless
+    --accelerator-only, the model split between host and accelerator (hlsgen.partition)."""
+    _check_out_dir(options.out_dir())
+    if options.accelerator_only or all_importable(options):
+        try:
+            return build_accelerator(options, step)
+        except HlsgenError as exc:
+            if options.accelerator_only or not names_nodes(exc):
+                raise
+    return build_partitioned(options, step)
+
+
+def build_accelerator(options: BuildOptions, step: Step = silent) -> BuildResult:
+    """The whole model as one layer program on the accelerator."""
     out = options.out_dir()
     _check_out_dir(out)
     if options.calib is not None:  # read only after the import: check the path before any work
@@ -379,3 +401,90 @@ def _verify(staging: Path, checks: tuple[str, ...], step: Step) -> dict[str, str
     for check, details in verified.items():
         record_verification(staging, check, True, details)
     return verified
+
+
+def all_importable(options: BuildOptions) -> bool:
+    """Every node of the model is one hlsgen imports (the accelerator may still refuse some)."""
+    from .partition.colour import importable
+
+    model = load_onnx_proto(options.model)
+    return all(importable(node) for node in model.graph.node)
+
+
+def names_nodes(error: HlsgenError) -> bool:
+    """The error names node(s) of the model that the accelerator refuses (the host could run them)."""
+    from .partition.colour import NAMED
+
+    return isinstance(error, UnsupportedOpsError) or bool(NAMED.search(str(error)))
+
+
+def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult:
+    """The model split between host and accelerator: each segment built by `build_accelerator` into
+    OUT/segments/, the host stages as ONNX, the whole model's quality measured end to end
+    (hlsgen.partition.build)."""
+    from .partition import build as whole
+    from .partition.colour import colour
+    from .partition.onnx_graph import named_nodes, tensor_types
+    from .partition.page import write_partition_page
+
+    out = options.out_dir()
+    whole.check_partition_options(options)
+    with step("load target"):
+        target = load_target(options.target)
+    with step("import, fold and partition") as detail:
+        model = named_nodes(fold_model(load_onnx_proto(options.model), options))
+        types = tensor_types(model)
+        calib = calibration(whole.inputs_graph(model, types), options.calib, options.input_range)
+        values = whole.FloatValues(model, calib.feeds)
+        refusals: dict[str, str] = {}
+        detail("probing the segments' build steps")
+        partition = colour(model, types, values, target, refusals)
+        whole.check_host_share(partition, refusals, options.max_host_macs, options.accelerator_only)
+    notices = [partition.summary()]
+    user_warnings: list[str] = []
+    if calib.synthetic:
+        _warn(user_warnings, f"calibrated on {calib.source}: every range and quality figure comes from "
+                             "synthetic data; pass --calib with real samples for accurate ranges")
+    staging = staging_for(out)
+    try:
+        def one(seg_options: BuildOptions, step_: Step) -> BuildResult:
+            name = seg_options.out.name
+            return build_accelerator(seg_options, lambda label: step_(f"{name}: {label}"))
+
+        results = whole.build_segments(options, step, model, types, partition, values, staging.folder, one)
+        with step("run the whole model (host stages and integer segments)"):
+            measured = whole.write_whole(staging.folder, options, model, types, partition, refusals, values,
+                                         calib.labels, calib.source, results)
+        manifest = {"model": str(options.model), "target": target.name, "bits": options.bits,
+                    "partition": [s.name for s in partition.stages], "inputs": list(partition.inputs),
+                    "outputs": list(partition.outputs)} | provenance(options.model, options.calib)
+        (staging.folder / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
+        write_partition_page(staging.folder)
+        staging.commit()
+    except HlsgenError as exc:
+        _keep_logs(exc, staging.folder, out.parent / f"{out.name}.logs")
+        raise
+    except OSError as exc:
+        raise _write_error(exc, out, staging.folder) from None
+    except (KeyboardInterrupt, Terminated):
+        stop_descendants()
+        raise
+    finally:
+        staging.discard()
+    for name, result in results.items():
+        notices += [f"{name}: {n}" for n in result.notices]
+        user_warnings += [w for w in result.warnings if w not in user_warnings and "synthetic" not in w]
+    verified = {}
+    for check in options.verify:
+        verified[check] = "; ".join(f"{name}: {r.verified[check]}" for name, r in results.items() if check in r.verified)
+    return BuildResult(out, target, None, measured, None, user_warnings, notices, None, verified, None, partition,
+                       results)
+
+
+def fold_model(model: onnx.ModelProto, options: BuildOptions) -> onnx.ModelProto:
+    """The model with its shape-computing code folded for the fixed input shape (hlsgen.frontend.fold)."""
+    for value in model.graph.input:  # TODO(fold): replaced by hlsgen.frontend.fold
+        dims = value.type.tensor_type.shape.dim
+        if dims and not dims[0].HasField("dim_value"):
+            dims[0].dim_value = 1
+    return model

@@ -44,8 +44,10 @@ def bar_chart(title: str, labels: list[str], series: dict[str, list[float]], uni
     return "\n".join(parts)
 
 
-def graph_drawing(nodes: list[tuple[str, str]], edges: list[tuple[str, str]]) -> str:
-    """Nodes (name, label) in topological layers, left to right; edges as lines."""
+def graph_drawing(nodes: list[tuple[str, str]], edges: list[tuple[str, str]],
+                  classes: dict[str, str] | None = None) -> str:
+    """Nodes (name, label) in topological layers, left to right; edges as lines; `classes` adds a CSS class to
+    a node's box (e.g. where it runs)."""
     g = nx.DiGraph()
     g.add_nodes_from(name for name, _ in nodes)
     g.add_edges_from(edges)
@@ -65,7 +67,8 @@ def graph_drawing(nodes: list[tuple[str, str]], edges: list[tuple[str, str]]) ->
         parts.append(f'<line x1="{xa + box_w}" y1="{ya + box_h / 2}" x2="{xb}" y2="{yb + box_h / 2}" class="edge"/>')
     for name, label in nodes:
         x, y = pos[name]
-        parts.append(f'<g><rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" class="node"/>'
+        css = f"node {classes[name]}" if classes and name in classes else "node"
+        parts.append(f'<g><rect x="{x}" y="{y}" width="{box_w}" height="{box_h}" rx="5" class="{css}"/>'
                      f'<text x="{x + 6}" y="{y + 16}" class="node-name">{escape(name[:20])}</text>'
                      f'<text x="{x + 6}" y="{y + 32}" class="node-op">{escape(label[:24])}</text></g>')
     parts.append("</svg>")

@@ -17,7 +17,8 @@ nullptr operator or or_eq private protected public register reinterpret_cast ret
 static static_assert static_cast struct switch template this thread_local throw true try typedef typeid
 typename union unsigned using virtual void volatile wchar_t while xor xor_eq
 main hls std ap_int ap_uint ap_int_base hlsgen_requant
-""".split())
+""".split()) | frozenset(  # locals beside the ports in the top and testbench: a port `n` would shadow a loop's `n`
+    "n i j k b c row count argc per_sample amem dwmem wmem fmem program run_row".split())
 
 VALUES_PER_LINE = 16
 

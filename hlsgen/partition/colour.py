@@ -1,0 +1,83 @@
+"""Which nodes the accelerator takes: what hlsgen imports, quantizes and maps onto the target's overlay.
+
+A node starts on the accelerator when hlsgen imports its op type; then every segment of the partition goes
+through the build's own import, quantization and mapping on a few calibration samples, and each node those
+steps refuse by name moves to the host, until none is refused. A segment without a multiply-accumulate
+(a lone reshape or activation between host ops) moves to the host whole: it would only add a round trip."""
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+import numpy as np
+import onnx
+
+from ..errors import HlsgenError, UnsupportedOpsError
+from ..frontend.onnx_import import ACCEPTED_CUSTOM, DEFAULT_DOMAINS, import_model
+from ..hw import Target, map_model
+from ..hw.preflight import preflight
+from ..ops.registry import IMPORTERS
+from ..passes import optimize
+from ..quant import BitConfig, quantize
+from ..quant.prequant import absorb_quantization
+from .onnx_graph import TensorType
+from .plan import ACCELERATOR, Partition, plan, stage_model
+
+PROBE_SAMPLES = 8
+NAMED = re.compile(r"layer '([^']+)' \(")
+
+Values = Callable[[list[str]], dict[str, np.ndarray]]  # float values of tensors on the calibration samples
+
+
+def importable(node: onnx.NodeProto) -> bool:
+    if node.domain in DEFAULT_DOMAINS:
+        return node.op_type in IMPORTERS
+    return (node.domain, node.op_type) in ACCEPTED_CUSTOM
+
+
+def colour(model: onnx.ModelProto, types: dict[str, TensorType], values: Values, target: Target,
+           refusals: dict[str, str]) -> Partition:
+    """The partition with the most nodes on the accelerator that its build steps accept; `refusals` gets why
+    each refused node went to the host."""
+    on_accelerator = {n.name for n in model.graph.node if importable(n)}
+    for n in model.graph.node:
+        if n.name not in on_accelerator:
+            refusals[n.name] = "hlsgen has no accelerator implementation of this op"
+    for _ in range(len(model.graph.node) + 1):
+        partition = plan(model, on_accelerator, types)
+        moved: set[str] = set()
+        for segment in partition.segments:
+            if segment.macs == 0:
+                moved.update(segment.nodes)
+                refusals.update({n: "no multiply-accumulate around it on the accelerator" for n in segment.nodes})
+                continue
+            sub = stage_model(model, segment, types, "probe")
+            feeds = {k: v[:PROBE_SAMPLES] for k, v in values(list(segment.inputs)).items()}
+            for name, why in refused(sub, feeds, target).items():
+                moved.add(name)
+                refusals[name] = why
+        if not moved:
+            return partition
+        on_accelerator -= moved
+    raise AssertionError("the colouring did not settle")  # every round moves a node
+
+
+def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target) -> dict[str, str]:
+    """The nodes of segment model `sub` the build's import, quantization or mapping refuses, with why;
+    empty when it builds (or when an error names no node: the build itself then reports it)."""
+    names = {n.name for n in sub.graph.node}
+    try:
+        graph = import_model(sub, name=sub.graph.name)
+        absorb_quantization(graph)
+        optimize(graph)
+        preflight(graph, target)
+        quantized = quantize(graph, feeds, BitConfig(8, 8))
+        map_model(quantized.graph, target, program="rom")
+    except UnsupportedOpsError as exc:
+        return {p.node: p.why for p in exc.problems if p.node in names}
+    except HlsgenError as exc:
+        return {name: str(exc) for name in NAMED.findall(str(exc)) if name in names}
+    return {}
+
+
+__all__ = ["ACCELERATOR", "colour", "importable", "refused"]
