@@ -440,7 +440,7 @@ def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult
         detail("probing the segments' build steps")
         partition = colour(model, types, values, target, refusals)
         whole.check_host_share(partition, refusals, options.max_host_macs, options.accelerator_only)
-    notices = [partition.summary()]
+    notices = []
     user_warnings: list[str] = []
     if calib.synthetic:
         _warn(user_warnings, f"calibrated on {calib.source}: every range and quality figure comes from "

@@ -19,6 +19,7 @@ from rich.table import Table
 from . import __version__
 from .analysis import NodeCost
 from .build import BuildOptions
+from .partition.build import MAX_HOST_MACS
 from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
@@ -28,6 +29,8 @@ from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED,
 from .hls.verify import csim_build
 from .hw import builtin_targets, load_target
 from .model import Model, load_onnx
+from .partition.page import partition_summary, write_partition_page
+from .partition.whole import BACKENDS, SingleBuild, WholeModel, is_partitioned, segment_folder
 from .npz_io import LABELS_KEY, check_labels, read_npz, top1_accuracy, write_npz
 from .progress import console_steps
 from .report_page import record_verification, summarize, write_report_page
@@ -76,13 +79,25 @@ def inspect(model_path: str) -> None:
               help="npz to write, one array per graph output.")
 @click.option("--no-optimize", is_flag=True, help="ONNX models: run the graph as imported, without the passes.")
 @click.option("--raw", is_flag=True, help="Build folders: write the integer outputs instead of dequantized ones.")
-def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool) -> None:
+@click.option("--backend", type=click.Choice(BACKENDS), default="reference", show_default=True,
+              help="Build folders: what runs the accelerator's segments: the integer reference, the g++-compiled "
+                   "HLS C++ (csim) or the Verilated RTL (rtl), each proven bit-exact as it runs; host ops in between.")
+def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool, backend: str) -> None:
     """Run a reference on every sample of an npz and write the outputs.
 
-    An ONNX file runs the float reference; a build folder (from `hlsgen build`) runs its integer reference.
+    An ONNX file runs the float reference; a build folder (from `hlsgen build`) runs the whole model: its
+    host stages in float and its accelerator segments on --backend (default: the integer reference).
     """
     arrays = read_npz(inputs_path)
-    if Path(model_path).is_dir():
+    if backend != "reference" and not Path(model_path).is_dir():
+        raise click.UsageError("--backend applies to build folders; an ONNX file runs the float reference")
+    if Path(model_path).is_dir() and (is_partitioned(Path(model_path)) or backend != "reference"):
+        if raw:
+            raise click.UsageError("--raw writes one integer program's outputs: not with --backend csim|rtl or a "
+                                   "model partitioned between host and accelerator (run a segment's folder)")
+        whole = WholeModel(Path(model_path)) if is_partitioned(Path(model_path)) else SingleBuild(Path(model_path))
+        results = whole.run(arrays, backend)
+    elif Path(model_path).is_dir():
         quantized = load_build(Path(model_path))
         _warn_out_of_range(quantized.range_warnings(arrays))
         if raw:
@@ -142,13 +157,19 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
               "(implies --synth).")
 @click.option("--seeds", type=click.IntRange(1, MAX_SEEDS), default=1, show_default=True, metavar="N",
               help=SEEDS_HELP)
+@click.option("--accelerator-only", is_flag=True,
+              help="Refuse a model the accelerator cannot run whole, naming the nodes it refuses (no host/accelerator "
+                   "partition).")
+@click.option("--max-host-macs", type=click.FloatRange(0, 100), default=MAX_HOST_MACS * 100, show_default=True,
+              metavar="PCT", help="Refuse a partition that leaves more than PCT percent of the model's MACs to the host.")
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          hls_design, program, batch, synth, bitstream, seeds, config_path, quiet, as_json) -> None:
+          hls_design, program, batch, synth, bitstream, seeds, accelerator_only, max_host_macs, config_path, quiet,
+          as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -181,6 +202,8 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         hls_design=str(option("hls_design", "hls_design", hls_design)),
         program=str(option("program", "program", program)), batch=int(option("batch", "batch", batch)),
         synth=synth, bitstream=bitstream, seeds=seeds,
+        accelerator_only=bool(option("accelerator_only", "accelerator_only", accelerator_only)),
+        max_host_macs=float(option("max_host_macs", "max_host_macs", max_host_macs)) / 100,
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
     )
     console = _progress_console(quiet, as_json)
@@ -190,6 +213,8 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
     if as_json:
         _print_json(_build_summary(result))
         return
+    if result.partition is not None and not quiet:
+        out_console.print(result.partition.summary(), markup=False)
     for notice in result.notices:
         console.print(f"notice: {notice}", markup=False)
     for warning in result.warnings:
@@ -248,6 +273,12 @@ def _verdict(out: Path, check: str):
 def report(out: str, quiet: bool) -> None:
     """Regenerate BUILD/report.html from the build folder and print a text summary."""
 
+    if is_partitioned(Path(out)):
+        path = write_partition_page(Path(out))
+        if not quiet:
+            out_console.print(partition_summary(Path(out)))
+            out_console.print(f"wrote {path}")
+        return
     path = write_report_page(Path(out))
     if not quiet:
         out_console.print(summarize(Path(out)))
@@ -311,6 +342,9 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
     """C-simulate BUILD/hls/ with g++: exit 0 only if every output integer equals the integer reference
     (exit 5 names the first differing layer, image and element)."""
 
+    if is_partitioned(Path(out)):
+        _check_segments(Path(out), "csim", inputs_path, quiet, as_json)
+        return
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "csim"):
         result = csim_build(Path(out), Path(inputs_path) if inputs_path else None, portable,
@@ -323,6 +357,42 @@ def csim(out: str, inputs_path: str | None, portable: bool, quiet: bool, as_json
         out_console.print(f"csim: bit-exact: {result.compared:,} output integers of {result.samples:,} sample(s) "
                           f"equal the integer reference ({result.headers.description}; compile "
                           f"{result.compile_seconds:.1f} s, run {result.run_seconds:.2f} s)")
+
+
+def _check_segments(out: Path, check: str, inputs_path: str | None, quiet: bool, as_json: bool,
+                    images: int | None = None) -> None:
+    """csim/sim of a partitioned build: every segment bit-exact, on its stored test vectors, or with --inputs
+    on the segments' inputs as the whole model computes them (host stages in float)."""
+    whole = WholeModel(out)
+    step = console_steps(_progress_console(quiet, as_json))
+    proven = {}
+    if inputs_path:
+        arrays = read_npz(inputs_path)
+        if images is not None:
+            arrays = {k: v[:images] for k, v in arrays.items()}
+        whole.run(arrays, check if check == "csim" else "rtl")
+        proven = {s.name: "on the whole model's data" for s in whole.partition.segments}
+    else:
+        for segment in whole.partition.segments:
+            folder = segment_folder(out, segment.name)
+            if check == "csim":
+                with _verdict(folder, "csim"):
+                    result = csim_build(folder, step=lambda label: step(f"{segment.name}: {label}"))
+                proven[segment.name] = f"{result.compared:,} output integers of {result.samples} sample(s)"
+            else:
+                if not (folder / "rtl").is_dir():
+                    raise click.UsageError(f"{segment.name} has no Verilog RTL (its build says why: {folder / 'report.json'}"
+                                     " designs.rtl); `hlsgen csim` checks its C++")
+                with _verdict(folder, "rtl"):
+                    result = simulate(folder, None, images, sim_build_dir(),
+                                      step=lambda label: step(f"{segment.name}: {label}"))
+                proven[segment.name] = (f"{result.compared:,} output integers of {result.images} image(s), "
+                                        f"{result.cycles_per_inference:,} cycles")
+    if as_json:
+        _print_json({"check": check, "bit_exact": True, "segments": proven})
+    elif not quiet:
+        for name, what in proven.items():
+            out_console.print(f"{check}: {name} bit-exact: {what}")
 
 
 @cli.command(short_help="Simulate BUILD's RTL with Verilator: bit-exact or exit 5.")
@@ -339,6 +409,9 @@ def sim(out: str, inputs_path: str | None, images: int | None, backpressure: boo
     reference (exit 5 names the first differing layer, image and element); records the RTL's cycles in
     BUILD/report.json."""
 
+    if is_partitioned(Path(out)):
+        _check_segments(Path(out), "rtl", inputs_path, quiet, as_json, images)
+        return
     _warn_inputs_of(out, inputs_path, quiet or as_json)
     with _verdict(Path(out), "rtl"):
         result = simulate(Path(out), Path(inputs_path) if inputs_path else None, images, sim_build_dir(),

@@ -26,7 +26,7 @@ from .ir import Graph
 from .quant import BitConfig
 
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
-               "input_range", "hls_design", "program", "batch"}
+               "input_range", "hls_design", "program", "batch", "accelerator_only", "max_host_macs"}
 HLS_DESIGNS = ("auto", "overlay", "dataflow")
 PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # build's --program (map_model takes rom or external)
 MAX_BATCH = 4096  # images per run (--batch): more only multiplies the on-chip vectors past any activation memory
@@ -101,6 +101,10 @@ def _check_types(p: Path, data: dict[str, Any]) -> None:
         bad("batch", f"a whole number of images from 1 to {MAX_BATCH}")
     if "dump_ir" in data and not isinstance(data["dump_ir"], bool):
         bad("dump_ir", "true or false")
+    if "accelerator_only" in data and not isinstance(data["accelerator_only"], bool):
+        bad("accelerator_only", "true or false")
+    if "max_host_macs" in data and not (number(data["max_host_macs"]) and 0 <= data["max_host_macs"] <= 100):
+        bad("max_host_macs", "a percentage from 0 to 100")
     if "layers" in data and not isinstance(data["layers"], dict):
         bad("layers", "a mapping of layer names or op types to {weight_bits, act_bits}")
 
@@ -141,7 +145,8 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         "bits": options.bits,
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
         "verify": list(options.verify), "dump_ir": options.dump_ir, "hls_design": options.hls_design,
-        "program": options.program, "batch": options.batch, "layers": layers,
+        "program": options.program, "batch": options.batch, "accelerator_only": options.accelerator_only,
+        "max_host_macs": round(options.max_host_macs * 100, 6), "layers": layers,
     }
     return {k: v for k, v in config.items() if v is not None}
 

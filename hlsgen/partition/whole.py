@@ -108,21 +108,43 @@ class WholeModel:
     def _run_segment(self, name: str, ins: dict[str, np.ndarray], backend: str, step) -> list[np.ndarray]:
         quantized = self.segment(name)
         feeds = {t: ins[t] for t in quantized.float_graph.inputs}
-        if backend != "reference":
-            with tempfile.TemporaryDirectory(prefix="hlsgen-run-") as scratch:
-                path = Path(scratch) / "inputs.npz"
-                write_npz(path, feeds)
-                folder = segment_folder(self.folder, name)
-                if backend == "csim":
-                    from ..hls.verify import csim_build
-
-                    csim_build(folder, inputs=path)  # bit-exact against the integer reference, else exit 5
-                else:
-                    from ..rtl.sim import sim_build_dir, simulate
-
-                    simulate(folder, inputs=path, build_root=sim_build_dir())
+        prove(segment_folder(self.folder, name), feeds, backend)
         outs = quantized.run(feeds)
         return [outs[t] for t in quantized.float_graph.outputs]
+
+
+class SingleBuild:
+    """A build folder whose whole model is one accelerator program, run as `WholeModel` runs a segment."""
+
+    def __init__(self, folder: Path):
+        self.folder, self.quantized = Path(folder), load_build(folder)
+
+    def run(self, arrays: dict[str, np.ndarray], backend: str = "reference") -> dict[str, np.ndarray]:
+        if backend not in BACKENDS:
+            raise UsageError(f"--backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        prove(self.folder, arrays, backend)
+        return self.quantized.run(arrays)
+
+
+def prove(folder: Path, feeds: dict[str, np.ndarray], backend: str) -> None:
+    """Run the build's C++ (csim) or RTL (rtl) on `feeds`: every output integer must equal the integer
+    reference's (else MismatchError, exit 5), so the reference's outputs are the hardware's."""
+    if backend == "reference":
+        return
+    with tempfile.TemporaryDirectory(prefix="hlsgen-run-") as scratch:
+        path = Path(scratch) / "inputs.npz"
+        write_npz(path, feeds)
+        if backend == "csim":
+            from ..hls.verify import csim_build
+
+            csim_build(folder, inputs=path)
+        else:
+            from ..rtl.sim import sim_build_dir, simulate
+
+            if not (Path(folder) / "rtl").is_dir():
+                raise UsageError(f"--backend rtl: {folder} has no Verilog RTL (its build says why: report.json "
+                                 "designs.rtl); use --backend csim")
+            simulate(folder, inputs=path, build_root=sim_build_dir())
 
 
 _ORT_TYPES = {"tensor(float)": np.float32, "tensor(uint8)": np.uint8, "tensor(int8)": np.int8,
