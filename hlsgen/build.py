@@ -107,7 +107,10 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
         try:
             return build_accelerator(options, step)
         except HlsgenError as exc:
-            if options.accelerator_only or not names_nodes(exc):
+            if not names_nodes(exc):
+                raise
+            if options.accelerator_only:
+                exc.args = (f"{exc}; --accelerator-only: without it the host runs these",)
                 raise
     return build_partitioned(options, step)
 
@@ -321,6 +324,9 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
         designs["batch"] = (f"`layers`, `total`, OUT/hls and OUT/rtl run {mapping.images} images per call "
                             "(program.json's `batch`)")
     report = report_json(mapping, designs)
+    report["partition"] = {"segments": ["segment0"], "host_nodes": [], "accelerator_nodes": len(graph.origins and
+                           {origin[0] for origin in graph.origins.values()} or graph.nodes),
+                           "macs_total": mapping.macs, "macs_on_accelerator": mapping.macs}
     if latency_mode is not None:  # a batch build's program at batch 1: the latency mode it is compared with
         report["total"]["latency_mode"] = latency_mode
     (tmp / "report.json").write_text(json.dumps(report, indent=1) + "\n")
