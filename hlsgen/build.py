@@ -15,8 +15,7 @@ from .build_folder import BUILD_MARKER, is_build_folder
 from .calibration import calibration
 from .children import stop_descendants
 from .config import apply_layer_overrides, dump_yaml, resolved_config
-from .errors import (DataError, HlsgenError, MappingError, PathError, Terminated, UnsupportedModelError,
-                     UnsupportedOpsError, UsageError)
+from .errors import DataError, HlsgenError, MappingError, PathError, Terminated, UnsupportedModelError, UsageError
 from .frontend import read_onnx
 from .frontend.onnx_import import first_line as _first_line
 from .frontend.onnx_import import load_onnx_proto
@@ -418,10 +417,11 @@ def all_importable(options: BuildOptions) -> bool:
 
 
 def names_nodes(error: HlsgenError) -> bool:
-    """The error names node(s) of the model that the accelerator refuses (the host could run them)."""
-    from .partition.colour import NAMED
+    """The error names node(s) of the model that the accelerator has no implementation of (the host could
+    run them)."""
+    from .partition.colour import unimplemented
 
-    return isinstance(error, UnsupportedOpsError) or bool(NAMED.search(str(error)))
+    return bool(unimplemented(error))
 
 
 def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult:

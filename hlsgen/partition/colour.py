@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 import onnx
 
-from ..errors import HlsgenError, UnsupportedOpsError
+from ..errors import HlsgenError, UnsupportedModelError, UnsupportedOpsError
 from ..frontend.onnx_import import ACCEPTED_CUSTOM, DEFAULT_DOMAINS, import_model
 from ..hw import Target, map_model
 from ..hw.preflight import preflight
@@ -25,6 +25,7 @@ from .plan import ACCELERATOR, Partition, plan, stage_model
 
 PROBE_SAMPLES = 8
 NAMED = re.compile(r"layer '([^']+)' \(")
+NO_UNIT = "no hardware unit implements this op"  # hlsgen.hw.mapping's refusal of an op the overlay lacks
 
 Values = Callable[[list[str]], dict[str, np.ndarray]]  # float values of tensors on the calibration samples
 
@@ -73,10 +74,19 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target) 
         preflight(graph, target)
         quantized = quantize(graph, feeds, BitConfig(8, 8))
         map_model(quantized.graph, target, program="rom")
-    except UnsupportedOpsError as exc:
-        return {p.node: p.why for p in exc.problems if p.node in names}
     except HlsgenError as exc:
-        return {name: str(exc) for name in NAMED.findall(str(exc)) if name in names}
+        return {name: why for name, why in unimplemented(exc).items() if name in names}
+    return {}
+
+
+def unimplemented(error: HlsgenError) -> dict[str, str]:
+    """The nodes an error says the accelerator has no implementation of (the host can run them), with why;
+    empty for every other error (a layer too big for the buffers, a width the array cannot hold, bad data)."""
+    if isinstance(error, UnsupportedOpsError):
+        return {p.node: p.why for p in error.problems}
+    text = str(error)
+    if isinstance(error, UnsupportedModelError) or NO_UNIT in text:
+        return {name: text for name in NAMED.findall(text)}
     return {}
 
 
