@@ -17,9 +17,11 @@ from .children import stop_descendants
 from .config import apply_layer_overrides, dump_yaml, resolved_config
 from .errors import DataError, HlsgenError, MappingError, PathError, Terminated, UnsupportedModelError, UsageError
 from .frontend import read_onnx
+from .frontend.fold import fold_shape_code
 from .frontend.onnx_import import first_line as _first_line
 from .frontend.onnx_import import load_onnx_proto
 from .partition.build import MAX_HOST_MACS
+from .partition.onnx_graph import HostRuntimeError
 from .partition.plan import Partition
 from .hls import write_hls
 from .hls.design import refuse_external_maps
@@ -77,6 +79,7 @@ class BuildOptions:
     layers: tuple[tuple[str, tuple[tuple[str, int], ...]], ...] = ()  # per-layer overrides (hlsgen.config)
     accelerator_only: bool = False  # a node the accelerator cannot run is an error (no host/accelerator partition)
     max_host_macs: float = MAX_HOST_MACS  # a partition leaving more of the MACs than this to the host is refused
+    input_shapes: tuple[tuple[str, tuple[int, ...]], ...] = ()  # --input-shape: dynamic input dims fixed
 
     def out_dir(self) -> Path:
         return self.out or Path(f"{Path(self.model).stem}_{Path(self.target).stem}")
@@ -102,6 +105,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     """The whole model on the accelerator when it runs there (today's flow, nothing partitioned); else, unless
     --accelerator-only, the model split between host and accelerator (hlsgen.partition)."""
     _check_out_dir(options.out_dir())
+    refused = None
     if options.accelerator_only or all_importable(options):
         try:
             return build_accelerator(options, step)
@@ -111,7 +115,14 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
             if options.accelerator_only:
                 exc.args = (f"{exc}; --accelerator-only: without it the host runs these",)
                 raise
-    return build_partitioned(options, step)
+            refused = exc
+    try:
+        return build_partitioned(options, step)
+    except HostRuntimeError:  # nor can the host run them: the nodes the accelerator refuses are the answer
+        if refused is not None:
+            raise refused from None
+        read_onnx(options.model)  # raises the import's list of unsupported nodes, if that is what it is
+        raise
 
 
 def build_accelerator(options: BuildOptions, step: Step = silent) -> BuildResult:
@@ -128,7 +139,7 @@ def build_accelerator(options: BuildOptions, step: Step = silent) -> BuildResult
         if options.synth or options.bitstream:  # a target without the flow asked for fails before any work
             check_flow(target, options.bitstream, options.seeds)
     with step("import and optimize"):
-        graph = read_onnx(options.model)
+        graph = read_onnx(options.model, dict(options.input_shapes))
         own = graph.copy()  # the model's own execution, its quantizers included: what quality is measured against
         prequantized = absorb_quantization(graph)
         if prequantized:
@@ -412,7 +423,7 @@ def all_importable(options: BuildOptions) -> bool:
     """Every node of the model is one hlsgen imports (the accelerator may still refuse some)."""
     from .partition.colour import importable
 
-    model = load_onnx_proto(options.model)
+    model = fold_model(load_onnx_proto(options.model), options)
     return all(importable(node) for node in model.graph.node)
 
 
@@ -489,8 +500,4 @@ def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult
 
 def fold_model(model: onnx.ModelProto, options: BuildOptions) -> onnx.ModelProto:
     """The model with its shape-computing code folded for the fixed input shape (hlsgen.frontend.fold)."""
-    for value in model.graph.input:  # TODO(fold): replaced by hlsgen.frontend.fold
-        dims = value.type.tensor_type.shape.dim
-        if dims and not dims[0].HasField("dim_value"):
-            dims[0].dim_value = 1
-    return model
+    return fold_shape_code(model, dict(options.input_shapes))

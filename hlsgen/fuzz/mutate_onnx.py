@@ -176,7 +176,8 @@ def empty_graph(rng: np.random.Generator, seed: SeedModel) -> Mutant:
 
 
 def unsupported_op(rng: np.random.Generator, seed: SeedModel) -> Mutant:
-    """A valid model with a real ONNX op hlsgen does not compile inserted after a node: 8, naming the node."""
+    """A valid model with a real ONNX op hlsgen does not compile inserted after a node: the host runs it between
+    two accelerator segments (0), or 8 naming the node (a partition it cannot make)."""
     model = seed.proto
     g = model.graph
     index = int(rng.integers(len(g.node) - 1))  # not after the last: its output is the graph's
@@ -187,7 +188,7 @@ def unsupported_op(rng: np.random.Generator, seed: SeedModel) -> Mutant:
     for node in g.node[index + 2:]:
         node.input[:] = [f"{name}_out" if i == source else i for i in node.input]
     return Mutant(model.SerializeToString(), UNSUPPORTED, f"{op} node {name!r} after {g.node[index].name!r}",
-                  mention=(name, op))
+                  also=frozenset({0}), mention=(name, op))
 
 
 def bad_text(rng: np.random.Generator, seed: SeedModel) -> Mutant:

@@ -41,13 +41,41 @@ def named_nodes(model: onnx.ModelProto) -> onnx.ModelProto:
     return model
 
 
-def session(model: onnx.ModelProto) -> ort.InferenceSession:
+class HostRuntimeError(UnsupportedModelError):
+    """onnxruntime, the host's runtime, cannot load or run (part of) the model."""
+
+
+def first_line(exc: Exception) -> str:
+    text = " ".join(str(exc).split())
+    return text.split(" : ")[-1][:300].rstrip(". ")
+
+
+def session(model: onnx.ModelProto) -> "Session":
     model = onnx.ModelProto.FromString(model.SerializeToString())
     model.ir_version = min(model.ir_version, MAX_IR_VERSION)
     options = ort.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = 4
     options.intra_op_num_threads = 1
-    return ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    try:
+        return Session(ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"]))
+    except Exception as exc:  # onnxruntime's own exception types (Fail, InvalidGraph, NotImplemented, ...)
+        raise HostRuntimeError(f"onnxruntime cannot load the model for its host part: {first_line(exc)}") from None
+
+
+class Session:
+    """An onnxruntime session whose failures are one-line HostRuntimeErrors."""
+
+    def __init__(self, inner: ort.InferenceSession):
+        self.inner = inner
+
+    def get_inputs(self):
+        return self.inner.get_inputs()
+
+    def run(self, names: list[str], feeds: dict[str, np.ndarray]) -> list[np.ndarray]:
+        try:
+            return self.inner.run(names, feeds)
+        except Exception as exc:
+            raise HostRuntimeError(f"onnxruntime cannot run the model's host part: {first_line(exc)}") from None
 
 
 def initializer_names(model: onnx.ModelProto) -> set[str]:

@@ -49,10 +49,15 @@ def test_an_op_form_hlsgen_cannot_quantize_is_exit_8_named_as_the_file_spells_it
              helper.make_node("Gemm", ["p", "w2"], ["y"], name="head", transB=1)]
     model, calib = save(tmp_path, nodes, [1, 8], [1, 4], {"w": rng.standard_normal((6, 8)).astype(np.float32),
                                                           "w2": rng.standard_normal((4, 6)).astype(np.float32)})
-    code, _, err = run_cli(capsys, "build", model, "--calib", calib, "-o", str(tmp_path / "o"), "-q")
+    code, _, err = run_cli(capsys, "build", model, "--calib", calib, "-o", str(tmp_path / "o"), "-q",
+                           "--accelerator-only")
     assert code == UnsupportedModelError.exit_code
-    assert_one_line_error(err, "'probabilities' (Softmax, opset 17)", "at the output")
+    assert_one_line_error(err, "'probabilities' (Softmax, opset 17)", "at the output", "--accelerator-only")
     assert not any(internal in err for internal in INTERNAL_OPS)
+    # without --accelerator-only the host runs the Softmax between the two accelerator segments
+    code, out, err = run_cli(capsys, "build", model, "--calib", calib, "-o", str(tmp_path / "o"))
+    assert code == 0, err
+    assert "accelerator: 100.0% of MACs in 2 segments; host: 1 node (Softmax)" in out
 
 
 def test_a_layer_that_is_zero_on_every_calibration_sample_builds(tmp_path, capsys):
