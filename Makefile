@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 EXAMPLE := examples/digits
 
-.PHONY: demo test test-slow install install-test train-example bench fuzz fuzz-long clean
+.PHONY: demo test test-slow install install-test train-example test-data bench fuzz fuzz-long clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -51,6 +51,15 @@ fuzz-long: install-test
 train-example: $(BIN)/python
 	$(BIN)/pip install -q ".[train]"
 	$(BIN)/python $(EXAMPLE)/train.py
+
+# regenerate tests/data/exporters/ with PyTorch's own ONNX exporter, in a venv of its own (CI never needs torch)
+DATA_VENV ?= .venv-data
+$(DATA_VENV)/bin/python:
+	$(PYTHON) -m venv $(DATA_VENV)
+	$(DATA_VENV)/bin/pip install -q torch==2.13.0 onnx==1.23.2 onnxscript numpy onnxruntime
+
+test-data: $(DATA_VENV)/bin/python
+	$(DATA_VENV)/bin/python tests/data/exporters/make_test_data.py
 
 clean:
 	rm -rf $(VENV) out build dist .pytest_cache
