@@ -117,8 +117,13 @@ def write_whole(folder: Path, options, model: onnx.ModelProto, types, partition:
     float_out = values(list(partition.outputs))
     whole = WholeModel(folder)
     int_out = whole.run(feeds)
+    # SQNR of real-valued outputs; integer outputs (class ids, TopK indices) agree or not, element by element
+    real = [k for k in partition.outputs if np.issubdtype(float_out[k].dtype, np.floating)]
     quality = {"samples": int(next(iter(feeds.values())).shape[0]), "data": source,
-               "sqnr_db": {k: round(sqnr_db(float_out[k], int_out[k]), 3) for k in partition.outputs}}
+               "sqnr_db": {k: round(sqnr_db(float_out[k], int_out[k]), 3) for k in real}}
+    if len(real) < len(partition.outputs):
+        quality["agreement"] = {k: round(float(np.mean(float_out[k] == int_out[k])), 4)
+                                for k in partition.outputs if k not in real}
     if labels is not None and len(partition.outputs) == 1:
         (name,) = partition.outputs
         quality["float_accuracy"] = top1_accuracy(float_out[name], labels)

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import helper
+from onnx import helper, numpy_helper
 
 from ..errors import UnsupportedModelError
 
@@ -28,8 +28,15 @@ def node_name(node: onnx.NodeProto) -> str:
 
 
 def named_nodes(model: onnx.ModelProto) -> onnx.ModelProto:
-    """The model with every node named (unique), as hlsgen's importer and messages name them."""
+    """The model with every node named (unique), as hlsgen's importer and messages name them, and every
+    `Constant` node an initializer (a constant belongs to no side: each stage that reads it gets a copy)."""
     model = onnx.ModelProto.FromString(model.SerializeToString())
+    constants = [n for n in model.graph.node if n.op_type == "Constant" and n.domain in ("", "ai.onnx")]
+    for node in constants:
+        array = _constant_value(node)
+        if array is not None:
+            model.graph.initializer.append(numpy_helper.from_array(array, node.output[0]))
+            model.graph.node.remove(node)
     seen: set[str] = set()
     for node in model.graph.node:
         base = node_name(node)
@@ -48,6 +55,16 @@ class HostRuntimeError(UnsupportedModelError):
 def first_line(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     return text.split(" : ")[-1][:300].rstrip(". ")
+
+
+def _constant_value(node: onnx.NodeProto) -> np.ndarray | None:
+    """A Constant node's value (None for the sparse and string forms, which stay nodes)."""
+    (attr,) = node.attribute
+    value = helper.get_attribute_value(attr)
+    kinds = {"value": lambda v: numpy_helper.to_array(v), "value_float": lambda v: np.float32(v),
+             "value_floats": lambda v: np.asarray(v, np.float32), "value_int": lambda v: np.int64(v),
+             "value_ints": lambda v: np.asarray(v, np.int64)}
+    return np.asarray(kinds[attr.name](value)) if attr.name in kinds else None
 
 
 def session(model: onnx.ModelProto) -> "Session":
