@@ -1,0 +1,55 @@
+"""The exporter-made models of tests/data/exporters (torch.onnx.export, see its README) built whole:
+each on systolic16x16 with >= 95% of its MACs on the accelerator, its whole-model outputs close to
+onnxruntime's, every segment's C++ bit-exact."""
+import json
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+
+from hlsgen.cli import main
+from hlsgen.partition.whole import WholeModel
+from hlsgen.quant.report import sqnr_db
+from tests.builders import run_ort
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "exporters"
+MODELS = ["conv1d_audio", "focus_silu", "cls_head_decode", "shufflenet_block"]
+
+
+def _build(name: str, out: Path, *extra: str) -> dict:
+    assert main(["build", str(DATA / f"{name}.onnx"), "--calib", str(DATA / f"{name}_calib.npz"), "-o", str(out),
+                 "-q", *extra]) == 0
+    return json.loads((out / "report.json").read_text())
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_an_exported_model_builds_with_its_macs_on_the_accelerator(name, tmp_path):
+    report = _build(name, tmp_path / name)
+    partition = report["partition"]
+    assert partition["macs_on_accelerator"] >= 0.95 * partition["macs_total"] > 0
+    quality = report.get("quality") or json.loads((tmp_path / name / "quant.json").read_text())["quality"]
+    assert min(quality["sqnr_db"].values()) >= 25, quality
+
+
+@pytest.mark.parametrize("name", ["focus_silu", "cls_head_decode"])
+def test_the_whole_models_outputs_follow_onnxruntime(name, tmp_path):
+    out = tmp_path / name
+    _build(name, out)
+    model = onnx.load(str(DATA / f"{name}.onnx"))
+    calib = dict(np.load(DATA / f"{name}_calib.npz"))
+    (key,) = calib
+    got = WholeModel(out).run(calib)
+    for i in range(len(calib[key])):
+        expected = run_ort(model, {key: calib[key][i : i + 1]})
+        for output, value in expected.items():
+            assert got[output][i : i + 1].shape == value.shape
+            if np.issubdtype(value.dtype, np.floating):
+                assert sqnr_db(value, got[output][i : i + 1]) >= 20, (output, i)
+
+
+@pytest.mark.csim
+def test_every_segment_of_an_exported_model_is_bit_exact_in_csim(tmp_path):
+    report = _build("shufflenet_block", tmp_path / "s", "--verify", "csim")
+    assert len(report["segments"]) >= 2
+    assert all("csim" in s["verified"] for s in report["segments"].values())
