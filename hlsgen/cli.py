@@ -24,6 +24,7 @@ from .build import build as run_build
 from .build_folder import load_build
 from .calibration import parse_input_range
 from .config import HLS_DESIGNS, MAX_BATCH, PROGRAM_RESIDENCIES, load_config
+from .frontend.fold import parse_input_shapes
 from .errors import (EXIT_CODES, INTERNAL_ERROR_EXIT, INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, USAGE_EXIT,
                      HlsgenError, MismatchError, PathError, Terminated)
 from .hls.verify import csim_build
@@ -56,11 +57,16 @@ def cli() -> None:
     """
 
 
+INPUT_SHAPE_HELP = ("Fix a dynamic input's shape, e.g. input:1x3x480x640 (repeatable): the exporter's shape code "
+                    "then folds away.")
+
+
 @cli.command(short_help="Show the graph before and after optimization.")
 @click.argument("model_path", metavar="MODEL.onnx")
-def inspect(model_path: str) -> None:
+@click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:1x3xHxW", help=INPUT_SHAPE_HELP)
+def inspect(model_path: str, input_shape: tuple[str, ...]) -> None:
     """Show the graph before and after optimization: nodes, shapes, params, MACs, passes that fired."""
-    model = _load(model_path)
+    model = _load(model_path, input_shape)
     out.print(_cost_table(f"{model.graph.name}: imported", model.costs()))
     optimized = model.optimize()
     out.print(_cost_table(f"{model.graph.name}: optimized", optimized.costs()))
@@ -82,12 +88,17 @@ def inspect(model_path: str) -> None:
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference", show_default=True,
               help="Build folders: what runs the accelerator's segments: the integer reference, the g++-compiled "
                    "HLS C++ (csim) or the Verilated RTL (rtl), each proven bit-exact as it runs; host ops in between.")
-def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool, backend: str) -> None:
+@click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:1x3xHxW",
+              help="ONNX models: " + INPUT_SHAPE_HELP)
+def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool, backend: str,
+        input_shape: tuple[str, ...]) -> None:
     """Run a reference on every sample of an npz and write the outputs.
 
     An ONNX file runs the float reference; a build folder (from `hlsgen build`) runs the whole model: its
     host stages in float and its accelerator segments on --backend (default: the integer reference).
     """
+    if input_shape and Path(model_path).is_dir():
+        raise click.UsageError("--input-shape applies to ONNX models; a build folder's shapes are fixed")
     arrays = read_npz(inputs_path)
     if backend != "reference" and not Path(model_path).is_dir():
         raise click.UsageError("--backend applies to build folders; an ONNX file runs the float reference")
@@ -108,7 +119,7 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
     else:
         if raw:
             raise click.UsageError("--raw applies to build folders (integer reference), not ONNX files")
-        model = _load(model_path)
+        model = _load(model_path, input_shape)
         results = (model if no_optimize else model.optimize()).run(arrays)
     samples = next(iter(results.values())).shape[0]
     accuracy = None
@@ -162,14 +173,15 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
                    "partition).")
 @click.option("--max-host-macs", type=click.FloatRange(0, 100), default=MAX_HOST_MACS * 100, show_default=True,
               metavar="PCT", help="Refuse a partition that leaves more than PCT percent of the model's MACs to the host.")
+@click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:1x3xHxW", help=INPUT_SHAPE_HELP)
 @click.option("--config", "config_path", default=None, metavar="CONFIG.yaml",
               help="YAML file of build options and per-layer overrides (command-line options win).")
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors.")
 @click.option("--json", "as_json", is_flag=True, help="Print only a machine-readable JSON summary on stdout.")
 @click.pass_context
 def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_drop, min_sqnr, verify, dump_ir,
-          hls_design, program, batch, synth, bitstream, seeds, accelerator_only, max_host_macs, config_path, quiet,
-          as_json) -> None:
+          hls_design, program, batch, synth, bitstream, seeds, accelerator_only, max_host_macs, input_shape,
+          config_path, quiet, as_json) -> None:
     """The whole flow: import, optimize, calibrate and quantize MODEL.onnx, map it onto the target, render
     the HLS C++ and the RTL, and write the build folder OUT (quant.json, report.json, report.html,
     config.yaml, hls/, rtl/, model_qdq.onnx, ...).
@@ -205,6 +217,7 @@ def build(ctx, model_path, target, out, calib, input_range, bits, max_accuracy_d
         accelerator_only=bool(option("accelerator_only", "accelerator_only", accelerator_only)),
         max_host_macs=float(option("max_host_macs", "max_host_macs", max_host_macs)) / 100,
         layers=tuple((k, tuple(sorted(v.items()))) for k, v in (config.get("layers") or {}).items()),
+        input_shapes=tuple({**config.get("input_shape", {}), **parse_input_shapes(input_shape)}.items()),
     )
     console = _progress_console(quiet, as_json)
     with warnings.catch_warnings():
@@ -561,8 +574,8 @@ def targets() -> None:
                   f"{d.bram_18k} BRAM18K, {d.lut} LUT, {d.ff} FF")
 
 
-def _load(path: str) -> Model:
-    model = load_onnx(path)
+def _load(path: str, input_shape: tuple[str, ...] = ()) -> Model:
+    model = load_onnx(path, parse_input_shapes(input_shape))
     for notice in model.graph.notices:
         err.print(f"notice: {notice}", markup=False)
     return model

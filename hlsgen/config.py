@@ -9,6 +9,7 @@ overrides resolve by layer name, then op type (Conv, Dense, ...), then the model
     max_accuracy_drop: 0.01
     verify: [csim, rtl]
     batch: 8                # images per run (throughput mode; 1: latency mode)
+    input_shape: {input: 1x3x480x640}   # fixes an ONNX input's dynamic dims (--input-shape)
     layers:
       Conv: {weight_bits: 6}          # every Conv ...
       conv1: {weight_bits: 8, act_bits: 8}   # ... except conv1
@@ -21,12 +22,13 @@ from typing import Any
 import yaml
 
 from .errors import UsageError
+from .frontend.fold import parse_input_shape
 from .paths import require_file
 from .ir import Graph
 from .quant import BitConfig
 
 OPTION_KEYS = {"model", "target", "calib", "output", "bits", "max_accuracy_drop", "min_sqnr", "verify", "dump_ir", "layers",
-               "input_range", "hls_design", "program", "batch", "accelerator_only", "max_host_macs"}
+               "input_range", "hls_design", "program", "batch", "accelerator_only", "max_host_macs", "input_shape"}
 HLS_DESIGNS = ("auto", "overlay", "dataflow")
 PROGRAM_RESIDENCIES = ("auto", "rom", "external")  # build's --program (map_model takes rom or external)
 MAX_BATCH = 4096  # images per run (--batch): more only multiplies the on-chip vectors past any activation memory
@@ -71,7 +73,25 @@ def load_config(path: str | Path) -> dict[str, Any]:
         raise UsageError(f"{p}: program must be one of {list(PROGRAM_RESIDENCIES)}, got {data['program']!r}")
     if isinstance(data.get("verify"), str):
         data["verify"] = [v.strip() for v in data["verify"].split(",") if v.strip()]
+    if "input_shape" in data:
+        data["input_shape"] = _input_shapes(p, data["input_shape"])
     return data
+
+
+def _input_shapes(p: Path, value) -> dict[str, tuple[int, ...]]:
+    """`input_shape:` maps an input name to "1x3x480x640" or [1, 3, 480, 640]."""
+    if not isinstance(value, dict):
+        raise UsageError(f"{p}: input_shape maps an input name to its shape, e.g. input: 1x3x480x640")
+    shapes = {}
+    for name, dims in value.items():
+        if isinstance(dims, list) and all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            dims = "x".join(map(str, dims))
+        try:
+            shapes[str(name)] = parse_input_shape(f"{name}:{dims}")[1]
+        except UsageError:
+            raise UsageError(f"{p}: input_shape.{name} must be a shape like 1x3x480x640 or [1, 3, 480, 640], "
+                             f"got {dims!r}") from None
+    return shapes
 
 
 def _check_types(p: Path, data: dict[str, Any]) -> None:
@@ -146,7 +166,9 @@ def resolved_config(options, bits: BitConfig, graph: Graph) -> dict[str, Any]:
         "max_accuracy_drop": options.max_accuracy_drop, "min_sqnr": options.min_sqnr_db,
         "verify": list(options.verify), "dump_ir": options.dump_ir, "hls_design": options.hls_design,
         "program": options.program, "batch": options.batch, "accelerator_only": options.accelerator_only,
-        "max_host_macs": round(options.max_host_macs * 100, 6), "layers": layers,
+        "max_host_macs": round(options.max_host_macs * 100, 6),
+        "input_shape": {name: "x".join(map(str, dims)) for name, dims in options.input_shapes} or None,
+        "layers": layers,
     }
     return {k: v for k, v in config.items() if v is not None}
 

@@ -52,6 +52,7 @@ class Model:
         return graph_costs(self.graph)
 
 
-def load_onnx(path: str | os.PathLike) -> Model:
-    """Read an ONNX CNN (static shapes; a symbolic batch dimension is pinned to 1)."""
-    return Model(read_onnx(path))
+def load_onnx(path: str | os.PathLike, input_shapes: dict[str, tuple[int, ...]] | None = None) -> Model:
+    """Read an ONNX CNN (static shapes; a symbolic batch dimension is pinned to 1, other dynamic dims are
+    fixed by `input_shapes`)."""
+    return Model(read_onnx(path, input_shapes))

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,6 +23,7 @@ from ..ir import Graph, TensorInfo
 from ..ops.registry import IMPORTERS, UnsupportedAttribute
 from ..paths import require_file
 from ..reference.float_executor import annotate_shapes
+from .fold import fold_with_notices
 
 # The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
 MIN_OPSET, MAX_OPSET = 6, 25
@@ -165,11 +167,12 @@ def first_line(exc: Exception) -> str:
     return text.rstrip(". ")
 
 
-def read_onnx(path: str | os.PathLike) -> Graph:
+def read_onnx(path: str | os.PathLike, input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Graph:
     """Read an ONNX file into the IR (unoptimized), for the CLI's commands: inputs with an empty dimension
     are refused here (the passes, the calibration and the hardware all divide by the batch and the sizes),
-    while `import_model` still takes them for ONNX's empty-tensor conformance cases."""
-    graph = import_model(load_onnx_proto(path), name=Path(path).stem)
+    while `import_model` still takes them for ONNX's empty-tensor conformance cases. `input_shapes` fixes
+    dynamic input dims (--input-shape)."""
+    graph = import_model(load_onnx_proto(path), name=Path(path).stem, input_shapes=input_shapes)
     empty = {name: graph.shape(name) for name in graph.inputs if 0 in graph.shape(name)}
     if empty:
         raise UnsupportedModelError(f"input(s) with an empty dimension {empty}: no sample fits them; re-export "
@@ -177,10 +180,12 @@ def read_onnx(path: str | os.PathLike) -> Graph:
     return graph
 
 
-def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
+def import_model(model: onnx.ModelProto, name: str | None = None,
+                 input_shapes: Mapping[str, tuple[int, ...]] | None = None) -> Graph:
     opset = _default_opset(model)
     graph = Graph(name=_identifier(name or model.graph.name or "model"))
     ctx = ImportContext(graph, opset)
+    model, fold_notices = fold_with_notices(model, input_shapes)  # exporters' shape code, for the fixed shape
     problems = _unsupported_ops(model, opset)
     if problems:
         raise UnsupportedOpsError(problems)
@@ -189,6 +194,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None) -> Graph:
         ops_named = ", ".join(sorted({n.op_type for n in moved}))
         ctx.notices.append(f"{len(moved)} QONNX node(s) ({ops_named}) in the default ONNX domain, as FINN and "
                            f"Brevitas export them, read as {QONNX_DOMAIN}")
+    ctx.notices += fold_notices
     _import_constants(model, graph)
     _import_inputs(model, ctx)
     unknown: set[str] = set()  # outputs of nodes that could not be imported

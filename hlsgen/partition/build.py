@@ -94,7 +94,7 @@ def build_segments(options, step: Step, model: onnx.ModelProto, types, partition
         calib = work / f"{segment.name}_calib.npz"
         write_npz(calib, values(list(segment.inputs)))
         seg_options = replace(options, model=source, calib=calib, out=segment_folder(folder, segment.name),
-                              input_range=None, max_accuracy_drop=None,
+                              input_range=None, max_accuracy_drop=None, input_shapes=(),  # its shapes are fixed
                               min_sqnr_db=options.min_sqnr_db if options.min_sqnr_db is not None else 30.0)
         with step.nested(segment.name) if hasattr(step, "nested") else _null():
             results[segment.name] = build_one(seg_options, step)
