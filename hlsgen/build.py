@@ -121,7 +121,7 @@ def build(options: BuildOptions, step: Step = silent) -> BuildResult:
     except HostRuntimeError:  # nor can the host run them: the nodes the accelerator refuses are the answer
         if refused is not None:
             raise refused from None
-        read_onnx(options.model)  # raises the import's list of unsupported nodes, if that is what it is
+        read_onnx(options.model, dict(options.input_shapes))  # raises the import's list of unsupported nodes, if that is what it is
         raise
 
 
@@ -476,6 +476,9 @@ def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult
                     "partition": [s.name for s in partition.stages], "inputs": list(partition.inputs),
                     "outputs": list(partition.outputs)} | provenance(options.model, options.calib)
         (staging.folder / BUILD_MARKER).write_text(json.dumps(manifest, indent=1) + "\n")
+        config = resolved_config(options, BitConfig(), Graph(name="whole"))  # each segment's has its layers
+        config.pop("layers")
+        (staging.folder / "config.yaml").write_text(dump_yaml(config))
         write_partition_page(staging.folder)
         staging.commit()
     except HlsgenError as exc:

@@ -14,12 +14,14 @@ from hlsgen.quant.report import sqnr_db
 from tests.builders import run_ort
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "exporters"
-MODELS = ["conv1d_audio", "focus_silu", "cls_head_decode", "shufflenet_block"]
+MODELS = ["conv1d_audio", "focus_silu", "cls_head_decode", "shufflenet_block", "fpn_detector", "ssd_uint8_nhwc",
+          "espcn_sr"]
+SHAPES = {"fpn_detector": ["--input-shape", "input:1x3x64x64"], "espcn_sr": ["--input-shape", "input:1x1x32x32"]}
 
 
 def _build(name: str, out: Path, *extra: str) -> dict:
     assert main(["build", str(DATA / f"{name}.onnx"), "--calib", str(DATA / f"{name}_calib.npz"), "-o", str(out),
-                 "-q", *extra]) == 0
+                 "-q", *SHAPES.get(name, []), *extra]) == 0
     return json.loads((out / "report.json").read_text())
 
 
@@ -32,7 +34,7 @@ def test_an_exported_model_builds_with_its_macs_on_the_accelerator(name, tmp_pat
     assert min(quality["sqnr_db"].values()) >= 25, quality
 
 
-@pytest.mark.parametrize("name", ["focus_silu", "cls_head_decode"])
+@pytest.mark.parametrize("name", ["focus_silu", "cls_head_decode", "fpn_detector", "ssd_uint8_nhwc"])
 def test_the_whole_models_outputs_follow_onnxruntime(name, tmp_path):
     out = tmp_path / name
     _build(name, out)
@@ -40,6 +42,7 @@ def test_the_whole_models_outputs_follow_onnxruntime(name, tmp_path):
     calib = dict(np.load(DATA / f"{name}_calib.npz"))
     (key,) = calib
     got = WholeModel(out).run(calib)
+    assert list(got) == [o.name for o in model.graph.output]
     for i in range(len(calib[key])):
         expected = run_ort(model, {key: calib[key][i : i + 1]})
         for output, value in expected.items():
