@@ -40,6 +40,7 @@ bench: install-test
 	$(BIN)/python bench/architectures.py
 	$(BIN)/python bench/synth.py
 	$(BIN)/python bench/sweep.py
+	$(BIN)/python bench/whole_models.py --rtl
 
 # differential fuzzing (README, "Fuzzing"): random models, float vs onnxruntime, integer reference = C-sim = RTL
 fuzz: install-test
