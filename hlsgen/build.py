@@ -449,7 +449,9 @@ def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult
     with step("load target"):
         target = load_target(options.target)
     with step("import, fold and partition") as detail:
-        model = named_nodes(fold_model(load_onnx_proto(options.model), options))
+        fold_notices: list[str] = []
+        model = named_nodes(fold_shape_code(load_onnx_proto(options.model), dict(options.input_shapes),
+                                            fold_notices))
         types = tensor_types(model)
         calib = calibration(whole.inputs_graph(model, types), options.calib, options.input_range)
         values = whole.FloatValues(model, calib.feeds)
@@ -457,7 +459,7 @@ def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult
         detail("probing the segments' build steps")
         partition = colour(model, types, values, target, refusals)
         whole.check_host_share(partition, refusals, options.max_host_macs, options.accelerator_only)
-    notices = []
+    notices = fold_notices
     user_warnings: list[str] = []
     if calib.synthetic:
         _warn(user_warnings, f"calibrated on {calib.source}: every range and quality figure comes from "

@@ -51,12 +51,16 @@ def parse_input_shape(text: str) -> tuple[str, tuple[int, ...]]:
     return match["name"], dims
 
 
-def fold_shape_code(model: onnx.ModelProto, input_shapes: Mapping[str, tuple[int, ...]] | None = None
-                    ) -> onnx.ModelProto:
+def fold_shape_code(model: onnx.ModelProto, input_shapes: Mapping[str, tuple[int, ...]] | None = None,
+                    notices: list[str] | None = None) -> onnx.ModelProto:
     """The model with every input's shape fixed (a symbolic batch pinned to 1, other dynamic dims from
     `input_shapes`) and its shape-computing subgraphs folded into initializers; the model given is not
-    changed (a model with nothing to pin or fold comes back as the same object)."""
-    return _fold(model, dict(input_shapes or {}), lazy=False)[0]
+    changed (a model with nothing to pin or fold comes back as the same object). `notices` gets what was
+    pinned and folded."""
+    folded, said = _fold(model, dict(input_shapes or {}), lazy=False)
+    if notices is not None:
+        notices += said
+    return folded
 
 
 def fold_with_notices(model: onnx.ModelProto, input_shapes: Mapping[str, tuple[int, ...]] | None = None
