@@ -127,7 +127,9 @@ def _sqnr_db(signal: float, error: float) -> float:
 
 
 def _quality(outputs: list[np.ndarray], reference: list[np.ndarray], labels: np.ndarray | None) -> Quality:
-    signal, error = _noise(outputs, reference)
+    """The worst output's SQNR (a detector's boxes may not hide behind its scores), and accuracy by labels."""
+    signal, error = min((_noise([o], [r]) for o, r in zip(outputs, reference)),
+                        key=lambda noise: _sqnr_db(*noise))
     accuracy = robust = None
     if labels is not None:
         accuracy = top1_accuracy(outputs[0], labels)

@@ -191,3 +191,14 @@ def test_hardware_cost_formula_and_monotone():
     for combo in [(8, 8, 8, 8), (5, 3, 4, 6), (2, 7, 3, 5)]:
         assert estimate(dict(zip(knobs, combo))) == cost(*combo)
     assert MAX_BITS == 8
+
+
+def test_the_sqnr_budget_applies_to_the_worst_output():
+    """A detector's quiet output (boxes) may not hide behind a loud one (scores): the search's SQNR is the
+    worst output's, not the pooled one."""
+    from hlsgen.quant.evaluate import _quality
+
+    loud = np.full(100, 100.0)
+    quiet = np.full(100, 1.0)
+    quality = _quality([loud + 0.01, quiet + 0.1], [loud, quiet], None)
+    assert quality.sqnr_db == pytest.approx(20.0)  # quiet: 1 / 0.01; pooled it would be 49 dB
