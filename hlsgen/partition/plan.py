@@ -92,11 +92,27 @@ class Partition:
         return line
 
 
+def constant_nodes(model: onnx.ModelProto) -> set[str]:
+    """Nodes that compute from initializers alone (a DequantizeLinear of weights, a Reshape of a constant):
+    they belong to no stage; each stage that reads one gets its own copy."""
+    known = initializer_names(model)
+    found: set[str] = set()
+    for node in model.graph.node:
+        inputs = [t for t in node.input if t]
+        if inputs and all(t in known for t in inputs) and not node.op_type.startswith("Random"):
+            found.add(node.name)
+            known.update(t for t in node.output if t)
+    return found
+
+
 def stage_of(model: onnx.ModelProto, on_accelerator: set[str]) -> dict[str, int]:
-    """Each node's stage (module docstring)."""
+    """Each node's stage (module docstring); constant nodes have none."""
+    constant = constant_nodes(model)
     producer: dict[str, onnx.NodeProto] = {}
     stage: dict[str, int] = {}
     for node in model.graph.node:
+        if node.name in constant:
+            continue
         acc = node.name in on_accelerator
         s = 1 if acc else 0
         for t in node.input:
@@ -112,21 +128,24 @@ def stage_of(model: onnx.ModelProto, on_accelerator: set[str]) -> dict[str, int]
 def plan(model: onnx.ModelProto, on_accelerator: set[str], types: dict[str, TensorType]) -> Partition:
     """The stages of `model` (nodes named, in topological order) with `on_accelerator` coloured so."""
     stage = stage_of(model, on_accelerator)
-    inits = initializer_names(model)
+    constant = constant_nodes(model)
+    inits = initializer_names(model) | {t for n in model.graph.node if n.name in constant for t in n.output}
     outputs = [o.name for o in model.graph.output]
     consumed_at: dict[str, list[int]] = {}
     produced_at: dict[str, int] = {}
     for node in model.graph.node:
+        if node.name in constant:
+            continue
         for t in node.input:
             if t and t not in inits:
                 consumed_at.setdefault(t, []).append(stage[node.name])
         for t in node.output:
             produced_at[t] = stage[node.name]
-    macs = {node.name: node_macs(node, types) for node in model.graph.node}
+    macs = {node.name: node_macs(node, types) for node in model.graph.node if node.name not in constant}
     stages = []
     host_count = acc_count = 0
     for index in sorted(set(stage.values())):
-        nodes = [n for n in model.graph.node if stage[n.name] == index]
+        nodes = [n for n in model.graph.node if stage.get(n.name) == index]
         side = ACCELERATOR if index % 2 else HOST
         inputs = list(dict.fromkeys(t for n in nodes for t in n.input
                                     if t and t not in inits and produced_at.get(t) != index))
@@ -138,12 +157,18 @@ def plan(model: onnx.ModelProto, on_accelerator: set[str], types: dict[str, Tens
             name, host_count = f"host{host_count}", host_count + 1
         stages.append(Stage(name, side, tuple(n.name for n in nodes), tuple(inputs), tuple(outs),
                             sum(macs[n.name] for n in nodes)))
-    return Partition(tuple(stages), {n.name: n.op_type for n in model.graph.node}, macs,
+    return Partition(tuple(stages), {n.name: n.op_type for n in model.graph.node if n.name not in constant}, macs,
                      tuple(v.name for v in graph_inputs(model)), tuple(outputs))
 
 
 def stage_model(model: onnx.ModelProto, stage: Stage, types: dict[str, TensorType], prefix: str) -> onnx.ModelProto:
     """One stage of the partition as an ONNX model of its own."""
     names = set(stage.nodes)
+    constant = constant_nodes(model)
+    needed = {t for n in model.graph.node if n.name in names for t in n.input}
+    for node in reversed(model.graph.node):  # the constant nodes the stage reads, and what they read
+        if node.name in constant and needed.intersection(node.output):
+            names.add(node.name)
+            needed.update(node.input)
     nodes = [n for n in model.graph.node if n.name in names]
     return extract(model, nodes, list(stage.inputs), list(stage.outputs), types, f"{prefix}_{stage.name}")
