@@ -35,6 +35,7 @@ def write_partition_page(out: Path) -> Path:
         "model": Path(build["model"]).stem, "model_file": Path(build["model"]).name, "target": build["target"],
         "summary": partition.summary(), "acc_share": f"{partition.macs_on_accelerator / total:.1%}" if total else "-",
         "macs_acc": f"{partition.macs_on_accelerator:,}", "macs_total": f"{total:,}", "segments": segments,
+        "macs_host": f"{total - partition.macs_on_accelerator:,}",
         "accelerator_nodes": sum(len(s.nodes) for s in partition.segments),
         "cycles": f"{report['total']['cycles']:,}", "host_nodes": partition.host_nodes,
         "host_ops": ", ".join(host_ops) or "none",
