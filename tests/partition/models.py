@@ -48,3 +48,17 @@ def heavy_host_op() -> onnx.ModelProto:
 
 def images(count: int, shape=(3, 16, 16), seed: int = 3) -> np.ndarray:
     return np.random.default_rng(seed).uniform(0, 1, (count, *shape)).astype(np.float32)
+
+
+def two_segment_chain() -> onnx.ModelProto:
+    """conv -> relu -> [InstanceNormalization on the host] -> conv -> relu -> [Exp on the host]: two
+    accelerator segments of one input and one output each (both have RTL)."""
+    w = _weights(2, W=(4, 3, 3, 3), W1=(4, 4, 3, 3)) | {"s": np.ones(4, np.float32), "b": np.zeros(4, np.float32)}
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1], name="conv1"),
+             helper.make_node("Relu", ["c"], ["r"], name="relu1"),
+             helper.make_node("InstanceNormalization", ["r", "s", "b"], ["n"], name="inorm"),
+             helper.make_node("Conv", ["n", "W1"], ["c2"], pads=[1, 1, 1, 1], name="conv2"),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("Exp", ["r2"], ["y"], name="exp")]
+    return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", None)], w, opset=17,
+                      name="chain")
