@@ -1,13 +1,16 @@
 """Random valid model specs: `random_spec(seed, profile)` draws an input shape, a chain of layers that fit it,
-a quantization annotation, bit widths, a target and where the RTL's program lives, all from one seed."""
+a quantization annotation, bit widths, a target and where the RTL's program lives, all from one seed; then,
+from a stream of its own (so a seed's other draws stay as they were), what exporters add (`_features`):
+shape code, dynamic input axes, host ops between layers, several outputs and host post-processing heads."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from .onnx_model import QONNX_DOMAIN
-from .spec import ACTIVATIONS, MAP_KINDS, LayerSpec, ModelSpec, TargetSpec, layer_macs, layer_shape
+from .spec import (ACTIVATIONS, HOST_OPS, MAP_KINDS, LayerSpec, ModelSpec, TargetSpec, head_shapes,
+                   layer_macs, layer_shape)
 
 BUILTIN_TARGETS = ("systolic8x8", "systolic16x16", "systolic32x32")
 ODD_CHANNELS = (1, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 61, 97, 127, 131, 251, 257, 293)
@@ -26,16 +29,17 @@ class Profile:
     features: int  # most outputs of a dense layer
     sides: tuple[int, ...]  # the random targets' array sides
     input_kib: tuple[int, ...]  # the random targets' activation memories
+    extra: float = 0.0  # how often the exporter-like features come (_features): about one model in 1/extra each
 
 
 PROFILES = {
     # a build and its C-sim in ~2-4 s: the CI run
     "ci": Profile("ci", channels=12, side=12, layers=4, kernel=5, macs=150_000, elements=2_048, row=2_048,
-                  features=16, sides=(4, 8, 16), input_kib=(16, 32, 64, 128, 256)),
+                  features=16, sides=(4, 8, 16), input_kib=(16, 32, 64, 128, 256), extra=0.06),
     # the full ranges of issue 14, bounded so a build and its C-sim stay under ~20 s
     # (maps whose rows or whole outputs overflow the activation memory are refused with exit 3: kept rare)
     "long": Profile("long", channels=300, side=300, layers=8, kernel=11, macs=8_000_000, elements=24_000,
-                    row=2_400, features=300, sides=(4, 8, 16, 32), input_kib=(128, 256, 512)),
+                    row=2_400, features=300, sides=(4, 8, 16, 32), input_kib=(128, 256, 512), extra=0.25),
 }
 
 
@@ -69,9 +73,123 @@ def random_spec(seed: int, profile: str = "ci") -> ModelSpec:
         target = TargetSpec(builtin="systolic8x8")
     else:
         target = _target(rng, prof)
-    return ModelSpec(seed=seed, shape=shape, layers=tuple(layers), annotation=annotation, bits=bits,
+    spec = ModelSpec(seed=seed, shape=shape, layers=tuple(layers), annotation=annotation, bits=bits,
                      qonnx_domain=str(rng.choice(["", QONNX_DOMAIN])), target=target, program=program,
                      samples=int(rng.integers(8, 17)), input_scale=float(rng.choice([0.5, 1.0, 2.0, 10.0])))
+    return _features(np.random.default_rng([seed, 3]), prof, spec)
+
+
+def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
+    """What exported detectors and segmenters carry, each with probability about prof.extra: exporter shape
+    code (a Flatten as Shape -> Gather -> Unsqueeze -> Concat -> Reshape; a nearest Resize whose sizes are
+    computed from the input's shape), dynamic input axes (a symbolic batch; or H and W too, the build then
+    given --input-shape), a host op between two layers, and 2-3 graph outputs with post-processing heads.
+    A draw that would exceed the profile's sizes is dropped."""
+    p = prof.extra
+    layers = list(spec.layers)
+    for i, layer in enumerate(layers):
+        if layer.kind == "flatten" and rng.random() < 3 * p:
+            layers[i] = layer.with_params(reshape=True, shape_code=True)
+    if rng.random() < p:
+        maps = [i for i, shape in enumerate(spec.shapes()) if len(shape) == 3]
+        at = int(rng.choice(maps))
+        resize = LayerSpec("resize", {"scale": int(rng.choice([2, 2, 2, 3])), "shape_code": bool(rng.random() < 0.6)})
+        layers = _fits(prof, spec, layers[:at] + [resize] + layers[at:]) or layers
+    if rng.random() < p and len(layers) >= 2:
+        at = int(rng.integers(1, len(layers)))
+        op = str(rng.choice(HOST_OPS))
+        shapes = replace(spec, layers=tuple(layers)).shapes()
+        if len(shapes[at]) != 3 and op == "InstanceNormalization":
+            op = "Softsign"
+        layers = layers[:at] + [LayerSpec("host", {"op": op})] + layers[at:]
+    form = rng.random()
+    dynamic = "batch" if form < p else "hw" if form < 1.6 * p else ""
+    spec = replace(spec, layers=tuple(layers), dynamic=dynamic)
+    if rng.random() < 1.5 * p:
+        outputs = _heads(rng, prof, spec.shapes())
+        if _fits(prof, replace(spec, outputs=outputs), layers) is not None:
+            spec = replace(spec, outputs=outputs)
+    if spec.annotation == "qonnx" and (spec.outputs or any(layer.kind == "host" for layer in layers)):
+        spec = replace(spec, annotation="qdq", bits=8)  # the host (onnxruntime) runs no QONNX Quant
+    if len(spec.outputs) > 1 and spec.program == "external":  # the target's top streams one input, one output
+        spec = replace(spec, program="rom")
+    return spec
+
+
+def _fits(prof: Profile, spec: ModelSpec, layers: list[LayerSpec]) -> list[LayerSpec] | None:
+    """`layers` if the spec with them fits the profile's sizes (elements, rows, MACs), else None."""
+    spec = replace(spec, layers=tuple(layers))
+    shapes = spec.shapes()
+    if shapes is None or spec.macs() > prof.macs:
+        return None
+    for shape in shapes + [o for head in spec.outputs for o in head_shapes(head, shapes)]:
+        if int(np.prod(shape)) > prof.elements or (len(shape) == 3 and shape[0] * shape[2] > prof.row):
+            return None
+    return layers
+
+
+def _heads(rng, prof: Profile, shapes: list[tuple[int, ...]]) -> tuple[LayerSpec, ...]:
+    """The last layer's output through a post-processing chain, and one or two more outputs: an intermediate
+    map as it is, a second head (a conv off an intermediate map), or a detector's pair of 1x1 convs whose NHWC
+    outputs are concatenated."""
+    heads = [LayerSpec("head", {"at": None, "ops": _head_ops(rng, shapes[-1])})]
+    maps = [i for i in range(1, len(shapes)) if len(shapes[i]) == 3]
+    for _ in range(int(rng.integers(1, 3))):
+        form = rng.random()
+        if not maps:
+            break
+        at = int(rng.choice(maps))
+        shape = shapes[at]
+        if form < 0.3 and at < len(shapes) - 1:
+            heads.append(LayerSpec("head", {"at": at}))
+        elif form < 0.75:
+            k = int(rng.choice([1, 1, 3]))
+            conv = _conv_params(rng, prof, shape, k=[k, k], stride=[1, 1], dil=[1, 1], pads=[k // 2] * 4, groups=1,
+                                out=int(rng.integers(1, 9)))
+            ops = [] if rng.random() < 0.3 else [_head_op(rng, str(rng.choice(["sigmoid", "exp", "reduce"])))]
+            heads.append(LayerSpec("head", {"at": at, "convs": [conv], "ops": ops}))
+        else:
+            convs = [_conv_params(rng, prof, shape, k=[1, 1], stride=[1, 1], dil=[1, 1], pads=[0, 0, 0, 0], groups=1,
+                                  out=c) for c in (4, int(rng.integers(1, 9)))]
+            for conv in convs:
+                conv["act"] = "none"
+            ops = [_head_op(rng, str(rng.choice(["sigmoid", "softmax", "argmax"])))] if rng.random() < 0.5 else []
+            heads.append(LayerSpec("head", {"at": at, "convs": convs, "ops": ops}))
+    return tuple(heads)
+
+
+def _head_ops(rng, shape: tuple[int, ...]) -> list[dict]:
+    """A post-processing chain on the last layer's output: a decode, a normalization, a reduction or a pick."""
+    form = rng.random()
+    if len(shape) == 3 and form < 0.15:
+        ops = ["nhwc"] + (["sigmoid"] if rng.random() < 0.5 else [])
+    elif form < 0.3:
+        ops = ["exp"]
+    elif form < 0.6:
+        ops = [str(rng.choice(["sigmoid", "softmax"]))]
+        if rng.random() < 0.5:
+            ops.append(str(rng.choice(["argmax", "reduce", "topk"])))
+    elif form < 0.75:
+        ops = ["reduce"]
+    elif form < 0.9:
+        ops = [str(rng.choice(["argmax", "topk"]))]
+    else:
+        ops = []
+    size = int(np.prod(shape))
+    return [_head_op(rng, op, size) for op in ops]
+
+
+def _head_op(rng, op: str, size: int = 1) -> dict:
+    if op == "exp":
+        return {"op": op, "k": float(np.float32(rng.uniform(0.05, 0.3))), "anchor": float(rng.choice([1.0, 4.0, 16.0]))}
+    if op == "reduce":
+        return {"op": op, "fn": str(rng.choice(["ReduceMax", "ReduceSum", "ReduceMean"])),
+                "keepdims": int(rng.random() < 0.5)}
+    if op == "argmax":
+        return {"op": op, "keepdims": int(rng.random() < 0.5)}
+    if op == "topk":
+        return {"op": op, "k": int(rng.integers(1, min(size, 10) + 1))}
+    return {"op": op}
 
 
 def _channels(rng, top: int) -> int:

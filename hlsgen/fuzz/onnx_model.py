@@ -8,7 +8,7 @@ import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
-from .spec import ModelSpec, conv_channels, conv_groups, layer_shape
+from .spec import LayerSpec, ModelSpec, channel_axis, conv_channels, conv_groups, head_input, head_shapes, layer_shape
 
 IR_VERSION = 10  # onnx >= 1.23 writes 14 by default, which onnxruntime 1.2x/1.3x refuses
 OPSET = 17
@@ -33,8 +33,8 @@ def _ranges(model: onnx.ModelProto, points: list[str], samples: np.ndarray) -> d
     known = {v.name: v for v in inferred.graph.value_info}
     outputs = {o.name for o in probe.graph.output}
     for name in points:
-        if name not in outputs and name != INPUT:
-            probe.graph.output.append(known[name])
+        if name not in outputs and name != INPUT:  # past exporter shape code, inference may not know a shape
+            probe.graph.output.append(known.get(name) or onnx.ValueInfoProto(name=name))
     options = ort.SessionOptions()
     options.intra_op_num_threads = 1  # the same sums in the same order every run
     session = ort.InferenceSession(probe.SerializeToString(), options, providers=["CPUExecutionProvider"])
@@ -123,16 +123,32 @@ class _Builder:
         spec = self.spec
         shape = tuple(spec.shape)
         x = self.activation(INPUT)
+        taps, shapes = [x], [shape]  # every layer's output (quantized), the input first
         for index, layer in enumerate(spec.layers):
             rng = np.random.default_rng([spec.seed, 2, index])
             x = getattr(self, f"_{layer.kind}")(layer, x, shape, rng)
             shape = layer_shape(layer, shape)
             x = self.activation(x)
-        self.nodes.append(helper.make_node("Identity", [x], [OUTPUT], name="output"))
+            taps.append(x)
+            shapes.append(shape)
+        batch = "N" if spec.dynamic else 1
+        if spec.dynamic == "hw":
+            dims = [batch, spec.shape[0], "H", "W"]
+        else:
+            dims = [batch, *spec.shape]
+        if not spec.outputs:
+            self.nodes.append(helper.make_node("Identity", [x], [OUTPUT], name="output"))
+            outputs = [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, _dims(spec, batch, shape))]
+        else:
+            outputs = []
+            for index, head in enumerate(spec.outputs):
+                rng = np.random.default_rng([spec.seed, 4, index])
+                names = self._head(head, taps, shapes, OUTPUT if index == 0 else f"{OUTPUT}{index}", rng)
+                for (name, elem), out_shape in zip(names, head_shapes(head, shapes)):
+                    outputs.append(helper.make_tensor_value_info(name, elem, _dims(spec, batch, out_shape)))
         graph = helper.make_graph(
-            self.nodes, f"fuzz_{spec.seed}", [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, [1, *spec.shape])],
-            [helper.make_tensor_value_info(OUTPUT, TensorProto.FLOAT, [1, *shape])],
-            initializer=[numpy_helper.from_array(v, k) for k, v in self.inits.items()])
+            self.nodes, f"fuzz_{spec.seed}", [helper.make_tensor_value_info(INPUT, TensorProto.FLOAT, dims)],
+            outputs, initializer=[numpy_helper.from_array(v, k) for k, v in self.inits.items()])
         qonnx = self.annotate == "qonnx"
         # QONNX exports are opset 13, where HardSwish (opset 14) does not exist yet
         hardswish = any(n.op_type == "HardSwish" for n in self.nodes)
@@ -223,9 +239,101 @@ class _Builder:
         return self.node("Pad", [x, pads], "pad", mode="constant")
 
     def _flatten(self, p: dict, x: str, shape, rng) -> str:
+        if p.get("shape_code"):  # PyTorch's x.view(x.size(0), -1): the batch read off the tensor's shape
+            return self.node("Reshape", [x, self._batch_and(x, [-1])], "reshape")
         if p["reshape"]:
             return self.node("Reshape", [x, self.const("shape", np.array([1, -1], np.int64))], "reshape")
         return self.node("Flatten", [x], "flatten", axis=1)
+
+    def _batch_and(self, x: str, rest: list[int]) -> str:
+        """Shape -> Gather(0) -> Unsqueeze -> Concat with `rest`: a shape whose batch is x's, as exporters
+        write it."""
+        dims = self.node("Shape", [x], "shape")
+        n = self.node("Gather", [dims, self.const("index", np.int64(0))], "gather", axis=0)
+        n = self.node("Unsqueeze", [n, self.const("axes", np.array([0], np.int64))], "unsqueeze")
+        return self.node("Concat", [n, self.const("rest", np.array(rest, np.int64))], "concat", axis=0)
+
+    def _host(self, p: dict, x: str, shape, rng) -> str:
+        """An op the accelerator has no unit for, between its layers."""
+        if p["op"] == "InstanceNormalization":
+            c = shape[0]
+            scale = self.const("scale", rng.uniform(0.5, 1.5, c).astype(np.float32))
+            bias = self.const("bias", (rng.standard_normal(c) * 0.2).astype(np.float32))
+            return self.node("InstanceNormalization", [x, scale, bias], "inorm", epsilon=1e-5)
+        return self.node(p["op"], [x], p["op"].lower())
+
+    def _resize(self, p: dict, x: str, shape, rng) -> str:
+        """Nearest upsampling by an integer factor; its sizes constant, or as PyTorch's F.interpolate(scale_factor)
+        exports them: Shape -> Slice(H, W) -> Cast -> Mul -> Cast -> Concat with (N, C)."""
+        s = p["scale"]
+        attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
+        if not p.get("shape_code"):
+            scales = self.const("scales", np.array([1, 1, s, s], np.float32))
+            return self.node("Resize", [x, "", scales], "resize", **attrs)
+        dims = self.node("Shape", [x], "shape")
+        hw = self.node("Slice", [dims, self.const("starts", np.array([2], np.int64)),
+                                 self.const("ends", np.array([4], np.int64))], "slice")
+        hw = self.node("Cast", [hw], "cast", to=TensorProto.FLOAT)
+        hw = self.node("Mul", [hw, self.const("factor", np.array([s, s], np.float32))], "mul")
+        hw = self.node("Cast", [hw], "cast", to=TensorProto.INT64)
+        nc = self.node("Slice", [dims, self.const("starts", np.array([0], np.int64)),
+                                 self.const("ends", np.array([2], np.int64))], "slice")
+        sizes = self.node("Concat", [nc, hw], "concat", axis=0)
+        return self.node("Resize", [x, "", "", sizes], "resize", **attrs)
+
+    # ---- output heads ----
+    def _head(self, head, taps: list[str], shapes: list, name: str, rng) -> list[tuple[str, int]]:
+        """The graph outputs of one head (spec.head_shapes), named `name` (TopK: name and name_idx), with their
+        element types."""
+        at = head.get("at")
+        x = taps[-1] if at is None else taps[at]
+        shape = head_input(head, shapes)
+        convs = head.get("convs", [])
+        if len(convs) == 1:
+            x = self.activation(self._conv(convs[0], x, shape, rng))
+            shape = layer_shape(LayerSpec("conv", convs[0]), shape)
+        elif len(convs) == 2:
+            parts = []
+            for conv in convs:
+                y = self.activation(self._conv(conv, x, shape, rng))
+                c = layer_shape(LayerSpec("conv", conv), shape)[0]
+                y = self.node("Transpose", [y], "transpose", perm=[0, 2, 3, 1])
+                parts.append(self.node("Reshape", [y, self._batch_and(y, [-1, c])], "reshape"))
+            x = self.node("Concat", parts, "concat", axis=2)
+            shape = head_shapes(LayerSpec("head", {"convs": convs}), [shape])[0]
+        for op in head.get("ops", []):
+            kind = op["op"]
+            axis = channel_axis(shape) + 1
+            if kind == "exp":  # a box decode: exp(k * t) * anchor
+                x = self.node("Mul", [x, self.const("k", np.float32(op["k"]))], "mul")
+                x = self.node("Exp", [x], "exp")
+                x = self.node("Mul", [x, self.const("anchor", np.float32(op["anchor"]))], "mul")
+            elif kind == "sigmoid":
+                x = self.node("Sigmoid", [x], "sigmoid")
+            elif kind == "softmax":
+                x = self.node("Softmax", [x], "softmax", axis=axis)
+            elif kind == "reduce":
+                if op["fn"] == "ReduceSum":  # axes an input since opset 13
+                    x = self.node("ReduceSum", [x, self.const("axes", np.array([axis], np.int64))], "reducesum",
+                                  keepdims=op["keepdims"])
+                else:
+                    x = self.node(op["fn"], [x], op["fn"].lower(), axes=[axis], keepdims=op["keepdims"])
+            elif kind == "nhwc":
+                x = self.node("Transpose", [x], "transpose", perm=[0, 2, 3, 1])
+                x = self.node("Reshape", [x, self._batch_and(x, [-1, shape[0]])], "reshape")
+            elif kind == "argmax":
+                self.nodes.append(helper.make_node("ArgMax", [x], [name], name=f"ArgMax_{name}", axis=axis,
+                                                   keepdims=op["keepdims"]))
+                return [(name, TensorProto.INT64)]
+            elif kind == "topk":
+                flat = self.node("Reshape", [x, self._batch_and(x, [-1])], "reshape")
+                k = self.const("k", np.array([op["k"]], np.int64))
+                self.nodes.append(helper.make_node("TopK", [flat, k], [name, f"{name}_idx"], name=f"TopK_{name}",
+                                                   axis=-1, largest=1, sorted=1))
+                return [(name, TensorProto.FLOAT), (f"{name}_idx", TensorProto.INT64)]
+            shape = _op_shape(op, shape)
+        self.nodes.append(helper.make_node("Identity", [x], [name], name=f"output_{name}"))
+        return [(name, TensorProto.FLOAT)]
 
     def _dense(self, p: dict, x: str, shape, rng) -> str:
         fin, fout = shape[0], p["out"]
@@ -241,3 +349,12 @@ class _Builder:
             y = self._batchnorm(y, fout, rng)
         return self._activation(p["act"], y, fout, rng, spatial=False)
 
+
+
+def _op_shape(op: dict, shape: tuple[int, ...]) -> tuple[int, ...]:
+    return head_shapes(LayerSpec("head", {"ops": [op]}), [shape])[0]
+
+
+def _dims(spec: ModelSpec, batch, shape: tuple[int, ...]) -> list:
+    """An output's declared dims: its sizes unknown where the input's H and W are symbolic."""
+    return [batch, *(None if spec.dynamic == "hw" else d for d in shape)]

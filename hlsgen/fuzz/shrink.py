@@ -43,7 +43,16 @@ def candidates_of(spec: ModelSpec) -> Iterator[ModelSpec]:
     layers = spec.layers
     if len(layers) > 1:
         for i in reversed(range(len(layers))):
-            yield replace(spec, layers=layers[:i] + layers[i + 1:])
+            yield replace(spec, layers=layers[:i] + layers[i + 1:], outputs=_outputs_without_layer(spec.outputs, i))
+    if spec.outputs:
+        yield replace(spec, outputs=())
+        for i in reversed(range(len(spec.outputs))):
+            if len(spec.outputs) > 1:
+                yield replace(spec, outputs=spec.outputs[:i] + spec.outputs[i + 1:])
+            for smaller in _smaller_heads(spec.outputs[i]):
+                yield replace(spec, outputs=spec.outputs[:i] + (smaller,) + spec.outputs[i + 1:])
+    if spec.dynamic:
+        yield replace(spec, dynamic="")
     if spec.annotation != "float":
         yield replace(spec, annotation="float", bits=8)
     if spec.bits != 8:
@@ -61,6 +70,23 @@ def candidates_of(spec: ModelSpec) -> Iterator[ModelSpec]:
             yield replace(spec, layers=layers[:i] + (smaller,) + layers[i + 1:])
     if spec.input_scale != 1.0:
         yield replace(spec, input_scale=1.0)
+
+
+def _outputs_without_layer(outputs: tuple[LayerSpec, ...], i: int) -> tuple[LayerSpec, ...]:
+    """The output heads once layer i (0-based) is gone: a head reading a later layer's output reads the one
+    before (a head left reading the input makes the candidate invalid: ModelSpec.shapes)."""
+    return tuple(h.with_params(at=h["at"] - 1) if h.get("at") is not None and h["at"] > i else h for h in outputs)
+
+
+def _smaller_heads(head: LayerSpec) -> Iterator[LayerSpec]:
+    ops = head.get("ops", [])
+    for j in reversed(range(len(ops))):
+        yield head.with_params(ops=ops[:j] + ops[j + 1:])
+    convs = head.get("convs", [])
+    if convs:
+        yield head.with_params(convs=[])
+        for j, conv in enumerate(convs):
+            yield from (head.with_params(convs=convs[:j] + [q] + convs[j + 1:]) for q in _smaller_convs(conv))
 
 
 def _smaller_layers(layer: LayerSpec) -> Iterator[LayerSpec]:
@@ -89,6 +115,13 @@ def _smaller_layers(layer: LayerSpec) -> Iterator[LayerSpec]:
             yield layer.with_params(ceil=False)
         if p["stride"] != p["k"]:
             yield layer.with_params(stride=list(p["k"]))
+    elif layer.kind == "flatten" and p.get("shape_code"):
+        yield layer.with_params(shape_code=False)
+    elif layer.kind == "resize":
+        if p.get("shape_code"):
+            yield layer.with_params(shape_code=False)
+        if p["scale"] > 2:
+            yield layer.with_params(scale=2)
     elif layer.kind == "pad":
         yield from (layer.with_params(pads=[v if j != i else 0 for j, v in enumerate(p["pads"])])
                     for i in range(4) if p["pads"][i])

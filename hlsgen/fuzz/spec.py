@@ -15,6 +15,16 @@ ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid",
                "selu")
 # the layer kinds that take a feature map (C, H, W); "dense" and "act" take a vector (F,)
 MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
+# layers the generator inserts with the exporter-like features (generator._features): a host op between
+# accelerator layers ("host", shape-preserving; InstanceNormalization on maps only) and a nearest upsampling
+# ("resize", its sizes constant or computed by exporter shape code)
+HOST_OPS = ("InstanceNormalization", "Erf", "Sin", "Softsign")
+EXTRA_KINDS = ("host", "resize")
+# post-processing ops of an output head (ModelSpec.outputs), on the host unless the accelerator takes them;
+# argmax and topk end a head (topk gives two outputs: values and indices)
+HEAD_OPS = ("exp", "sigmoid", "softmax", "reduce", "nhwc", "argmax", "topk")
+TERMINAL_HEAD_OPS = ("argmax", "topk")
+DYNAMIC = ("", "batch", "hw")  # input dims: static, a symbolic batch, or symbolic batch, H and W (--input-shape)
 
 
 @dataclass(frozen=True)
@@ -83,20 +93,46 @@ class ModelSpec:
     program: str = "rom"  # --program
     samples: int = 8  # calibration samples
     input_scale: float = 1.0
+    dynamic: str = ""  # one of DYNAMIC: the ONNX input's dims symbolic (the build pins them, input_shapes)
+    # the graph outputs: () is one output, the last layer's; else one "head" each (see head_shapes), the first
+    # usually on the last layer's output
+    outputs: tuple[LayerSpec, ...] = ()
 
     def shapes(self) -> list[tuple[int, ...]] | None:
-        """The shape after every layer (input first), or None when a layer does not fit its input."""
+        """The shape after every layer (input first), or None when a layer (or an output head) does not fit
+        its input."""
         shapes = [tuple(self.shape)]
         for layer in self.layers:
             out = layer_shape(layer, shapes[-1])
             if out is None or min(out) < 1:
                 return None
             shapes.append(out)
+        if any(head_shapes(head, shapes) is None for head in self.outputs):
+            return None
         return shapes
 
     def macs(self) -> int:
         shapes = self.shapes() or []
-        return sum(layer_macs(layer, a, b) for layer, a, b in zip(self.layers, shapes, shapes[1:]))
+        heads = sum(head_macs(head, shapes) for head in self.outputs) if shapes else 0
+        return sum(layer_macs(layer, a, b) for layer, a, b in zip(self.layers, shapes, shapes[1:])) + heads
+
+    def output_shapes(self) -> list[tuple[int, ...]]:
+        """The graph outputs' shapes, batch left out, in the order of the graph's outputs."""
+        shapes = self.shapes()
+        if not self.outputs:
+            return [shapes[-1]]
+        return [shape for head in self.outputs for shape in head_shapes(head, shapes)]
+
+    def input_shapes(self) -> tuple[tuple[str, tuple[int, ...]], ...]:
+        """--input-shape of the build: the input's H and W are symbolic in the ONNX file."""
+        return (("x", (1, *self.shape)),) if self.dynamic == "hw" else ()
+
+    @property
+    def extended(self) -> bool:
+        """Uses a feature of issue 25 (exporter shape code, dynamic axes, several outputs, host ops): its whole
+        model is also run against onnxruntime (runner.whole_error)."""
+        return bool(self.dynamic or self.outputs or any(
+            layer.kind in EXTRA_KINDS or layer.get("shape_code") for layer in self.layers))
 
     def to_onnx(self):
         from .onnx_model import spec_to_onnx  # the ONNX side is its own module
@@ -121,6 +157,7 @@ class ModelSpec:
         data["shape"] = tuple(data["shape"])
         data["layers"] = tuple(LayerSpec(layer["kind"], layer["params"]) for layer in data["layers"])
         data["target"] = TargetSpec(**data["target"])
+        data["outputs"] = tuple(LayerSpec(head["kind"], head["params"]) for head in data.get("outputs", ()))
         return ModelSpec(**data)
 
 
@@ -135,6 +172,8 @@ def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | N
     kind = layer.kind
     if kind in ("act", "const"):
         return shape
+    if kind == "host":
+        return shape if layer["op"] != "InstanceNormalization" or len(shape) == 3 else None
     if kind == "dense":
         return (layer["out"],) if len(shape) == 1 else None
     if len(shape) != 3:
@@ -144,6 +183,8 @@ def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | N
         return (c * h * w,)
     if kind == "gpool":
         return (c, 1, 1)
+    if kind == "resize":
+        return (c, h * layer["scale"], w * layer["scale"])
     if kind == "pad":
         t, l, b, r = layer["pads"]
         return (c, h + t + b, w + l + r)
@@ -206,3 +247,72 @@ def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]
         out = _conv_shape(params, before)
         total += math.prod(out) * (c // conv_groups(params, c)) * params["k"][0] * params["k"][1]
     return total
+
+
+def head_input(head: LayerSpec, shapes: list[tuple[int, ...]]) -> tuple[int, ...] | None:
+    """The tensor a head reads: the output of layer `at` (1-based: 1 is the first layer's; None the last)."""
+    at = head.get("at")
+    if at is None:
+        return shapes[-1]
+    return shapes[at] if 1 <= at < len(shapes) else None
+
+
+def head_shapes(head: LayerSpec, shapes: list[tuple[int, ...]]) -> list[tuple[int, ...]] | None:
+    """The shapes (batch left out) of a head's graph outputs, or None when it does not fit.
+
+    A head reads a layer's output; then `convs`: none (the tensor itself), one (a conv: a second head off the
+    map) or two 1x1 convs whose outputs go NHWC, are reshaped to (H*W, C) and concatenated on C (a detector's
+    boxes and scores); then `ops` (HEAD_OPS), each a dict with "op" and its parameters."""
+    shape = head_input(head, shapes)
+    if shape is None:
+        return None
+    convs = head.get("convs", [])
+    if convs:
+        if len(shape) != 3:
+            return None
+        outs = []
+        for conv in convs:
+            if not _conv_fits(conv, shape[0]):
+                return None
+            outs.append(_conv_shape(conv, shape))
+        if min(min(o) for o in outs) < 1:
+            return None
+        if len(outs) == 1:
+            shape = outs[0]
+        elif len(outs) == 2 and outs[0][1:] == outs[1][1:]:
+            shape = (outs[0][1] * outs[0][2], outs[0][0] + outs[1][0])
+        else:
+            return None
+    ops = head.get("ops", [])
+    for i, op in enumerate(ops):
+        name = op["op"]
+        if name in TERMINAL_HEAD_OPS and i != len(ops) - 1:
+            return None
+        if name in ("exp", "sigmoid", "softmax"):
+            continue
+        if name in ("reduce", "argmax"):
+            axis = channel_axis(shape)
+            shape = tuple(1 if j == axis and op["keepdims"] else d for j, d in enumerate(shape)
+                          if j != axis or op["keepdims"])
+        elif name == "nhwc":
+            if len(shape) != 3:
+                return None
+            shape = (shape[1] * shape[2], shape[0])
+        elif name == "topk":
+            if op["k"] > math.prod(shape):
+                return None
+            return [(op["k"],), (op["k"],)]
+        else:
+            raise ValueError(f"unknown head op {name!r}")
+    return [shape]
+
+
+def channel_axis(shape: tuple[int, ...]) -> int:
+    """The axis (batch left out) a head's softmax, reduce or argmax works on: the channels of a map or a
+    vector, the last of an (H*W, C) table."""
+    return len(shape) - 1 if len(shape) == 2 else 0
+
+
+def head_macs(head: LayerSpec, shapes: list[tuple[int, ...]]) -> int:
+    shape = head_input(head, shapes)
+    return sum(layer_macs(LayerSpec("conv", conv), shape, _conv_shape(conv, shape)) for conv in head.get("convs", []))

@@ -7,6 +7,7 @@ from collections import Counter
 import onnx
 import pytest
 
+from hlsgen.frontend.fold import fold_shape_code
 from hlsgen.fuzz.generator import random_spec
 from hlsgen.fuzz.spec import ACTIVATIONS, MAP_KINDS, ModelSpec
 from hlsgen.hw import load_target
@@ -39,9 +40,13 @@ def test_every_model_passes_the_checker(profile, seeds):
         spec = random_spec(seed, profile)
         model = _checkable(spec)
         onnx.checker.check_model(model, full_check=True)
-        inferred = onnx.shape_inference.infer_shapes(model, strict_mode=True)
-        out = inferred.graph.output[0].type.tensor_type.shape
-        assert [d.dim_value for d in out.dim] == [1, *spec.shapes()[-1]], seed
+        # exporter shape code and dynamic axes: the shapes are the spec's once the build's folding pins them
+        inferred = onnx.shape_inference.infer_shapes(fold_shape_code(model, dict(spec.input_shapes())),
+                                                     strict_mode=True)
+        if spec.annotation == "qonnx" and spec.dynamic:
+            continue  # ONNX's shape inference does not know QONNX's Quant: nothing fixes the outputs' dims
+        dims = [[d.dim_value for d in out.type.tensor_type.shape.dim] for out in inferred.graph.output]
+        assert dims == [[1, *shape] for shape in spec.output_shapes()], seed
 
 
 def test_every_form_appears():
