@@ -94,7 +94,9 @@ def _job(folder: Path, images: int) -> tuple[dict, list[int]]:
     int_inputs = {k: v[:images] for k, v in np.load(folder / "verify" / "int_inputs.npz").items()}
     bits = target.widths.operand_bits
     x = np.asarray(int_inputs[graph.inputs[0]], np.int64)
-    out = (np.asarray(quantized.run_int(int_inputs)[graph.outputs[0]], np.int64) & ((1 << bits) - 1)).reshape(-1)
+    reference = quantized.run_int(int_inputs)  # the outputs one after another per image, as the stream sends them
+    out = (np.concatenate([np.asarray(reference[t], np.int64).reshape(len(x), -1) for t in graph.outputs], axis=1)
+           & ((1 << bits) - 1)).reshape(-1)
     job = {"program": str(folder / "rtl" / "program.bin"), "weights": str(folder / "rtl" / "weights.bin"),
            "images": len(x), "out_per_image": int(out.size) // len(x), "model_cycles": mapping.cycles,
            "fmap_bytes": image_bytes(program), "in_dram": program.input_in_dram}

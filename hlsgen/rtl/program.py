@@ -88,7 +88,7 @@ class Program:
     layers: list[Layer]
     maps: dict[str, FeatureMap]
     input_map: str
-    output_map: str
+    output_maps: tuple[str, ...]  # the graph's outputs' maps, in graph-output order: streamed out in turn
     plane_depth: tuple[int, int]
     weights: list[int]  # words of `weight_word_slices` slices of C bits (hlsgen.rtl.weight_rom)
     weight_word_slices: int
@@ -106,6 +106,11 @@ class Program:
     overlay: Overlay | None = None  # --program external: the target's top, which loads this program (widths are its)
     images: int = 1  # per run (--batch N): the layer table's rows [:head] run once per image, the rest once
     head: int = 0  # the layer table's first tail row (its row count: nothing batched)
+
+    @property
+    def outputs(self) -> list[FeatureMap]:
+        """The output maps, in graph-output order (the output stream sends them one after another)."""
+        return [self.maps[name] for name in self.output_maps]
 
     @property
     def compute(self) -> list[Layer]:
@@ -165,8 +170,11 @@ class _Compiler:
         if self.target.array.dataflow != "weight_stationary":
             raise MappingError("the RTL implements the weight-stationary dataflow only "
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
-        if len(g.inputs) != 1 or len(g.outputs) != 1:
-            raise MappingError("the RTL streams one input and one output")
+        if len(g.inputs) != 1:
+            raise MappingError(f"the RTL streams one input (the model has {len(g.inputs)})")
+        if len(g.outputs) > 1 and self.mapping.program_external:
+            raise MappingError(f"the target's top (--program external) streams one output map (the model has "
+                               f"{len(g.outputs)}); build it with --program rom, whose top streams them in turn")
         if self.mapping.images > 1 and self.mapping.program_external:
             raise MappingError(f"--batch {self.mapping.images}: the target's top (--program external) runs one "
                                "image per call; build the batch with --program rom")
@@ -218,7 +226,7 @@ class _Compiler:
                                f"-bit AXI4 beat is wider than an activation-memory word ({R} bytes): the RTL moves "
                                "a word in whole beats")
         return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
-                       memory.placement(g.outputs[0]).name, self.depths, self.weights.words(self.word_slices),
+                       tuple(memory.placement(t).name for t in g.outputs), self.depths, self.weights.words(self.word_slices),
                        self.word_slices, taps, self.params,
                        self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,
                        fmaps_external, self.mapping.input_in_dram, memory.dram_words, shape, self.mapping.images,

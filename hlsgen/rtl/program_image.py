@@ -71,7 +71,7 @@ def slot_bytes(tables_: tuple[Table, ...], data_bits: int) -> int:
 
 def header(program: Program) -> dict[str, int]:
     """The maps' geometry words (HEADER_WORDS)."""
-    inp, out = program.maps[program.input_map], program.maps[program.output_map]
+    inp, out = program.maps[program.input_map], program.outputs[0]
     return {"in_base": inp.base, "in_lg": inp.lg, "in_pixels": inp.pixels, "in_channels": inp.channels,
             "in_plane": inp.plane, "in_dram": int(program.input_in_dram), "out_base": out.base, "out_lg": out.lg,
             "out_pixels": out.pixels, "out_channels": out.channels, "out_plane": out.plane}

@@ -73,8 +73,9 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
         int_inputs = dict(np.load(folder / "verify" / "int_inputs.npz"))
     if images is not None:
         int_inputs = {k: v[:images] for k, v in int_inputs.items()}
-    expected = quantized.run_int(int_inputs)[graph.outputs[0]]
-    count = int(expected.shape[0])
+    reference = quantized.run_int(int_inputs)
+    expected = [(t, np.asarray(reference[t])) for t in graph.outputs]  # streamed one after another, in this order
+    count = int(expected[0][1].shape[0])
     if count == 0:
         raise DataError("no input images to simulate")
 
@@ -199,19 +200,30 @@ def _simulation_time(run_log: Path) -> float | None:
     return None
 
 
-def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count: int, build_seconds: float,
-             run_seconds: float, sim_seconds: float) -> SimResult:
-    out = program.maps[program.output_map]
+def _compare(parsed: dict, expected: list[tuple[str, np.ndarray]], program, target, mapping, count: int,
+             build_seconds: float, run_seconds: float, sim_seconds: float) -> SimResult:
+    """Each output against the integer reference's, in turn: an image's beats are the outputs' elements one
+    output after another (graph-output order), each in the single output's order; a mismatch names its output
+    (when the model has several) and the element's index within it."""
     bits = target.widths.operand_bits
     mismatches = []
-    flat = expected.reshape(count, -1)
+    several = len(expected) > 1
+    compared = 0
     for i in range(count):
         got = parsed["out"].get(i, {})
-        for k, want in enumerate(flat[i]):
-            raw = got.get(k)
-            value = None if raw is None else (raw - (1 << bits) if out.quant.signed and raw >> (bits - 1) else raw)
-            if value != int(want):
-                mismatches.append(f"image {i} element {k}: rtl {value}, reference {int(want)}")
+        first = 0  # the output's first beat of the image
+        for (name, want_all), fmap in zip(expected, program.outputs):
+            flat = want_all.reshape(count, -1)[i]
+            for k, want in enumerate(flat):
+                raw = got.get(first + k)
+                value = None if raw is None else (raw - (1 << bits) if fmap.quant.signed and raw >> (bits - 1) else raw)
+                if value != int(want):
+                    where = f"output {name!r} element {k}" if several else f"element {k}"
+                    mismatches.append(f"image {i} {where}: rtl {value}, reference {int(want)}")
+            first += flat.size
+        compared += first
+        if len(got) > first:  # beats past the last output's
+            mismatches.append(f"image {i}: the RTL sent {len(got)} output integers, the outputs hold {first}")
     cycles = [parsed["run"].get(i, 0) for i in range(-(-count // program.images))]
     # a layer: from the end of the layer before it (its wait for its loads included); a move: its own cycles;
     # a grouped conv's chunks are table rows of one program row: summed
@@ -219,7 +231,7 @@ def _compare(parsed: dict, expected: np.ndarray, program, target, mapping, count
     for kind, rows in (("layer", program.compute), ("move", program.moves)):
         for i, row in enumerate(rows):
             layer_cycles[row.name] = layer_cycles.get(row.name, 0) + parsed[kind].get(0, {}).get(i, 0)
-    return SimResult(count, int(flat.size), cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
+    return SimResult(count, compared, cycles, layer_cycles, parsed["in"].get(0, 0), mapping.cycles,
                      build_seconds, run_seconds, sim_seconds, mismatches, parsed["load"], program.images)
 
 
