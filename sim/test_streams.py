@@ -89,6 +89,58 @@ async def output_stream(dut):
         await RisingEdge(dut.clk)
 
 
+# several output maps (a model's outputs), sent one after another: other banks, strides and planes' addresses
+OUTPUTS = [MAPS["out"], dict(BASE=100, LG=0, HW=5, STRIDE=5, CHANNELS=2), dict(BASE=200, LG=1, HW=3, STRIDE=3,
+                                                                                CHANNELS=5)]
+
+
+@cocotb.test()
+async def output_maps(dut):
+    """The maps in turn, their geometry driven from the module's `map` (as the generated top's `case`), under
+    random TREADY gaps: every element in order, TLAST only on the last map's last, `done` once."""
+    gen, maps = rng(), config()["maps"]
+    dut.last_map.value = len(maps) - 1
+    memory, want = {}, []
+    for m, p in enumerate(maps):
+        for i in range(p["HW"] * p["CHANNELS"]):
+            c, address = i // p["HW"], place(i // p["HW"], i % p["HW"], p)[1]
+            memory[m, c % (1 << p["LG"]), address] = value = gen.randrange(256)  # each bank its own value
+            want.append(value)
+    drive_map(dut, maps[0])
+    dut.active.value, dut.m_tready.value = 0, 0
+    await start(dut)
+    for _ in range(2):
+        received, last, done = [], [], 0
+        dut.active.value = 1
+        await Timer(1, unit="ns")
+        drive_map(dut, maps[int(dut.map.value)])
+        await Timer(1, unit="ns")
+        address = previous = (int(dut.map.value), int(dut.rd_bank.value), int(dut.rd_addr.value))
+        for _ in range(400):
+            dut.m_tready.value = int(gen.random() < 0.6)
+            await RisingEdge(dut.clk)
+            beat = int(dut.m_tvalid.value) and int(dut.m_tready.value)
+            if beat:
+                received.append(int(dut.m_tdata.value))
+                last.append(int(dut.m_tlast.value))
+            dut.rd_data.value = memory.get(previous, 0)  # the memory answers the address of two cycles ago
+            previous = address
+            await Timer(1, unit="ns")
+            drive_map(dut, maps[int(dut.map.value)])  # the top's geometry follows `map` combinationally
+            await Timer(1, unit="ns")
+            address = (int(dut.map.value), int(dut.rd_bank.value), int(dut.rd_addr.value))
+            done += int(dut.done.value)
+        assert received == want and last == [0] * (len(want) - 1) + [1] and done == 1
+        dut.active.value = 0
+        await RisingEdge(dut.clk)
+
+
+@pytest.mark.rtl
+def test_output_maps():
+    run_bench(__file__, "hg_stream_out", {"R": R, "D_W": D_W, "ADDR_W": ADDR_W, "MAP_W": 2},
+              {"seed": 25, "maps": OUTPUTS}, testcase="output_maps")
+
+
 @pytest.mark.rtl
 @pytest.mark.parametrize("direction", ["in", "out"])
 def test_stream(direction):

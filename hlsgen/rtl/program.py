@@ -38,7 +38,7 @@ from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
-from .overlay import Overlay, check_fits, overlay
+from .overlay import Overlay, OverlayFitError, check_fits, overlay
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
                     param_word, tap_word, verilog_parameters)
@@ -173,8 +173,8 @@ class _Compiler:
         if len(g.inputs) != 1:
             raise MappingError(f"the RTL streams one input (the model has {len(g.inputs)})")
         if len(g.outputs) > 1 and self.mapping.program_external:
-            raise MappingError(f"the target's top (--program external) streams one output map (the model has "
-                               f"{len(g.outputs)}); build it with --program rom, whose top streams them in turn")
+            raise OverlayFitError(f"the target's top (--program external) streams one output map, the model has "
+                                  f"{len(g.outputs)}: --program rom streams them in turn")
         if self.mapping.images > 1 and self.mapping.program_external:
             raise MappingError(f"--batch {self.mapping.images}: the target's top (--program external) runs one "
                                "image per call; build the batch with --program rom")

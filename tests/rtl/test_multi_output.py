@@ -1,0 +1,90 @@
+"""Models with several outputs (issue 25): the program compiler gives the RTL every output map in graph-output
+order, the generated top streams them one after another on m_axis (lint-clean), the performance model charges
+every output's elements, `hlsgen sim` compares each output by name, and what the RTL does not do is refused by
+name. The Verilator simulations are sim/test_model_multi_output.py's."""
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from hlsgen.errors import MappingError
+from hlsgen.hw import load_target, map_model
+from hlsgen.hw.cycles import STREAM_LATENCY
+from hlsgen.rtl.overlay import OverlayFitError
+from hlsgen.rtl.program import compile_program
+from hlsgen.rtl.render import write_rtl
+from hlsgen.rtl.sim import _compare
+from hlsgen.rtl.toolchain import lint
+from tests.hw.models import _quantize
+from tests.rtl.multi_output import three_outputs_model, two_heads_model
+from tests.rtl.program_of import rtl_program
+
+MODELS = {"two_heads": two_heads_model, "three_outputs": three_outputs_model}
+
+
+def graph_of(name: str):
+    return _quantize(MODELS[name]())
+
+
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_the_program_streams_every_output_in_graph_order(name):
+    graph = graph_of(name)
+    mapping = map_model(graph, load_target("systolic8x8"))
+    program = compile_program(mapping, graph)
+    assert [m.tensor for m in program.outputs] == list(graph.outputs)
+    assert len(set(program.output_maps)) == len(graph.outputs) > 1
+    assert all(m.dram_base is None for m in program.outputs)  # model outputs stay on chip
+    # the model charges the stream of every output, one element a beat
+    elements = sum(int(np.prod(graph.shape(t))) for t in graph.outputs)
+    assert mapping.output_elements == elements
+    assert not mapping.maps_external
+    assert mapping.cycles == mapping.input_elements + sum(r.cycles for r in mapping.layers) + elements + STREAM_LATENCY
+
+
+@pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16"])
+@pytest.mark.parametrize("name", sorted(MODELS))
+def test_a_top_with_several_outputs_is_lint_clean(name, target, tmp_path):
+    files = write_rtl(rtl_program(graph_of(name), load_target(target)), tmp_path)
+    text = (tmp_path / f"{files.top}.v").read_text()
+    assert "case (out_map)" in text and "last_map(" in text
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
+
+
+def test_the_target_s_top_refuses_several_outputs_by_name():
+    graph = graph_of("two_heads")
+    with pytest.raises(OverlayFitError, match="streams one output map, the model has 2: --program rom"):
+        compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
+
+
+def test_several_inputs_are_refused():
+    from onnx import helper
+
+    from tests.builders import make_model, tensor_value
+
+    rng = np.random.default_rng(0)
+    model = make_model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
+                        helper.make_node("Add", ["c", "z"], ["y"], name="add")],
+                       [tensor_value("x", [1, 8, 4, 4]), tensor_value("z", [1, 8, 4, 4])], [tensor_value("y", None)],
+                       {"w": rng.standard_normal((8, 8, 1, 1)).astype(np.float32)})
+    graph = _quantize(model)
+    with pytest.raises(MappingError, match="the RTL streams one input"):
+        rtl_program(graph, load_target("systolic8x8"))
+
+
+def test_a_mismatch_names_its_output():
+    """The stream's beats are output 0's elements, then output 1's: a wrong beat of the second output is
+    reported as that output's element."""
+    expected = [("boxes", np.arange(6).reshape(1, 2, 3)), ("scores", np.array([[-1, 2]]))]
+    program = SimpleNamespace(outputs=[SimpleNamespace(quant=SimpleNamespace(signed=False)),
+                                       SimpleNamespace(quant=SimpleNamespace(signed=True))],
+                              images=1, compute=[], moves=[])
+    target = SimpleNamespace(widths=SimpleNamespace(operand_bits=8))
+    beats = {k: v for k, v in enumerate([0, 1, 2, 3, 4, 5, 255, 2])}
+    parsed = {"out": {0: beats}, "run": {0: 100}, "layer": {}, "move": {}, "in": {0: 10}, "load": None}
+    ok = _compare(parsed, expected, program, target, SimpleNamespace(cycles=100), 1, 0, 0, 0)
+    assert not ok.mismatches and ok.compared == 8
+    parsed["out"][0] = beats | {7: 3}
+    wrong = _compare(parsed, expected, program, target, SimpleNamespace(cycles=100), 1, 0, 0, 0)
+    assert wrong.mismatches == ["image 0 output 'scores' element 1: rtl 3, reference 2"]
