@@ -69,8 +69,16 @@ def _uniform(graph: Graph, ranges: dict[str, tuple[float, float]]) -> dict[str, 
     rng = np.random.default_rng(0)
     batch = graph.shape(graph.inputs[0])[0]
     count = -(-SYNTHETIC_SAMPLES // batch) * batch
-    return {n: rng.uniform(*ranges[n], (count, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
-            for n in graph.inputs}
+    feeds = {}
+    for n in graph.inputs:
+        steps = graph.input_steps.get(n)
+        if steps is not None and np.issubdtype(np.dtype(steps.dtype), np.integer):  # the file's integers,
+            limits = np.iinfo(np.dtype(steps.dtype))  # through the model's own preprocessing
+            ints = rng.integers(limits.min, limits.max, (count, *steps.shape[1:]), endpoint=True)
+            feeds[n] = steps.apply(ints.astype(steps.dtype))
+        else:
+            feeds[n] = rng.uniform(*ranges[n], (count, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
+    return feeds
 
 
 def _from_file(graph: Graph, path: Path) -> Calibration:

@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from .ir import Graph, Node, TensorInfo
+from .ir import Graph, InputSteps, Node, TensorInfo
 from .ir.quant import TensorQuant, WeightQuant
 from .npz_io import write_npz
 from .ops.registry import OPS
@@ -50,7 +50,7 @@ def _dataclass_registry() -> dict[str, type]:
 
     for opdef in OPS.values():
         visit(opdef.attrs)
-    for cls in (TensorQuant, WeightQuant):
+    for cls in (TensorQuant, WeightQuant, InputSteps):
         visit(cls)
     return found
 
@@ -86,6 +86,7 @@ def save_graph(graph: Graph, folder: Path) -> None:
         "quant": {k: _to_json(v) for k, v in graph.quant.items() if dataclasses.is_dataclass(v)},
         "notices": graph.notices,
         "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
+        **({"input_steps": {k: _to_json(v) for k, v in graph.input_steps.items()}} if graph.input_steps else {}),
     }
     (folder / "graph.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     write_npz(folder / "constants.npz", {f"c{i}": graph.constants[k] for i, k in enumerate(graph.constants)})
@@ -111,4 +112,5 @@ def load_graph(folder: Path) -> Graph:
         graph.add_node(Node(n["name"], n["op"], tuple(n["inputs"]), tuple(n["outputs"]),
                             _from_json(n["attrs"], registry)))
     graph.quant = {k: _from_json(v, registry) for k, v in doc["quant"].items()}
+    graph.input_steps = {k: _from_json(v, registry) for k, v in doc.get("input_steps", {}).items()}
     return graph

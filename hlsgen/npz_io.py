@@ -66,9 +66,16 @@ def match_inputs(graph: Graph, arrays: dict[str, np.ndarray], source: str = "inp
     for name in graph.inputs:
         array = np.asarray(data[name])
         info = graph.tensors[name]
+        steps = graph.input_steps.get(name)
+        if steps is not None and steps.takes(array):  # the file's array: its preprocessing makes the graph's
+            array = _run_steps(steps, array, name, source)
         declared = graph.input_shapes.get(name)
         if declared is not None and tuple(array.shape[1:]) == tuple(declared[1:]):  # the model file's shape
             array = array.reshape((array.shape[0], *info.shape[1:]))
+        if steps is not None and (array.ndim != len(info.shape) or tuple(array.shape[1:]) != info.shape[1:]
+                                  or not np.issubdtype(array.dtype, np.floating)):
+            raise DataError(f"{source}: array {name!r} has shape {array.shape} and dtype {array.dtype}, expected "
+                            f"(N, {', '.join(map(str, steps.shape[1:]))}) {steps.dtype} as the model takes it")
         if array.ndim != len(info.shape) or tuple(array.shape[1:]) != info.shape[1:]:
             raise DataError(
                 f"{source}: array {name!r} has shape {array.shape}, expected (N, {', '.join(map(str, (declared or info.shape)[1:]))})"
@@ -84,6 +91,18 @@ def match_inputs(graph: Graph, arrays: dict[str, np.ndarray], source: str = "inp
     if len(counts) > 1:
         raise DataError(f"{source}: inputs hold different sample counts {sorted(counts)}")
     return feeds
+
+
+def _run_steps(steps, array: np.ndarray, name: str, source: str) -> np.ndarray:
+    """The graph input's values from the file's array (Graph.input_steps), its integers checked in range."""
+    if np.issubdtype(np.dtype(steps.dtype), np.integer) and array.size:
+        limits = np.iinfo(np.dtype(steps.dtype))
+        lo, hi = int(array.min()), int(array.max())
+        if lo < limits.min or hi > limits.max:
+            raise DataError(f"{source}: array {name!r} holds values in [{lo}, {hi}], outside the {steps.dtype} "
+                            "the model takes")
+    with np.errstate(all="ignore"):
+        return steps.apply(array)
 
 
 def check_labels(labels: np.ndarray, count: int, source: str) -> np.ndarray:

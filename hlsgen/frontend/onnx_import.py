@@ -24,6 +24,7 @@ from ..ops.registry import IMPORTERS, UnsupportedAttribute
 from ..paths import require_file
 from ..reference.float_executor import annotate_shapes
 from .fold import fold_with_notices
+from .inputs import absorb_input_steps
 
 # The contract is opsets 7..21; 6 (old PyTorch exports) and 22..25 (no semantic change for supported ops) import too.
 MIN_OPSET, MAX_OPSET = 6, 25
@@ -223,6 +224,7 @@ def import_model(model: onnx.ModelProto, name: str | None = None,
     graph.outputs = [o.name for o in model.graph.output]
     if not graph.outputs:
         raise ModelFileError("the model's graph declares no outputs; re-export it with its outputs")
+    ctx.notices += absorb_input_steps(graph)  # an exporter's input preprocessing becomes the input's quantization
     graph.notices = ctx.notices
     graph.prune_tensors()
     return graph

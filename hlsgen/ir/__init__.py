@@ -1,4 +1,4 @@
-from .graph import Graph, Node, TensorInfo
+from .graph import ElementwiseStep, Graph, InputSteps, Node, TensorInfo
 from .verify import verify
 
-__all__ = ["Graph", "Node", "TensorInfo", "verify"]
+__all__ = ["ElementwiseStep", "Graph", "InputSteps", "Node", "TensorInfo", "verify"]

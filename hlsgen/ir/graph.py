@@ -40,6 +40,58 @@ class Node:
         return replace(self, **changes)
 
 
+@dataclass(frozen=True)
+class ElementwiseStep:
+    """`x op value` (or `value op x` when not `x_first`) in float32, `value` a constant of `shape`."""
+
+    op: str  # Add, Sub, Mul or Div
+    value: tuple[float, ...]  # the constant's float32 values, flattened
+    shape: tuple[int, ...]
+    x_first: bool = True
+
+
+@dataclass(frozen=True)
+class InputSteps:
+    """How a graph input is made from the array the model's file takes: the exporter's preprocessing that
+    hlsgen absorbed into the input (hlsgen/frontend/inputs.py). In order: a layout Transpose (`perm`), a
+    Cast of integers to float32, elementwise arithmetic by constants (up to the model's QuantizeLinear, whose
+    grid the input then has), or instead of the arithmetic the DequantizeLinear of integers (`dequantize`:
+    scale, zero point). They run on the host as the input's quantization (QuantizedModel.quantize_inputs)."""
+
+    shape: tuple[int, ...]  # the input's shape in the model's file
+    dtype: str  # its element type there
+    perm: tuple[int, ...] | None = None
+    cast: bool = False
+    ops: tuple[ElementwiseStep, ...] = ()
+    dequantize: tuple[float, int] | None = None
+    nodes: tuple[str, ...] = ()  # the ONNX nodes absorbed, as the file names them
+
+    def takes(self, array: np.ndarray) -> bool:
+        """`array` holds samples of the file's input (its shape and kind of element type), not the graph's."""
+        if array.ndim != len(self.shape) or tuple(array.shape[1:]) != tuple(self.shape[1:]):
+            return False
+        if np.issubdtype(np.dtype(self.dtype), np.integer):
+            return np.issubdtype(array.dtype, np.integer) or array.dtype == np.bool_
+        return np.can_cast(array.dtype, self.dtype, casting="same_kind")
+
+    def apply(self, array: np.ndarray) -> np.ndarray:
+        """The graph input's values (float32) from the file's array (N samples, already of `dtype`), computed
+        as the model computes them: numpy's float32 arithmetic is IEEE's, as onnxruntime's is."""
+        x = np.asarray(array).astype(self.dtype, copy=False)
+        if self.perm is not None:
+            x = np.ascontiguousarray(x.transpose(self.perm))
+        if self.dequantize is not None:  # DequantizeLinear: the difference in integers, the product in float32
+            scale, zero = self.dequantize
+            return (x.astype(np.int64) - zero).astype(np.float32) * np.float32(scale)
+        x = x.astype(np.float32)
+        for step in self.ops:
+            c = np.asarray(step.value, np.float32).reshape(step.shape)
+            a, b = (x, c) if step.x_first else (c, x)
+            x = {"Add": np.add, "Sub": np.subtract, "Mul": np.multiply, "Div": np.divide}[step.op](a, b)
+            x = np.asarray(x, np.float32)
+        return x
+
+
 @dataclass
 class Graph:
     name: str
@@ -55,6 +107,10 @@ class Graph:
     # Graph input -> the shape the model's file declares, where a pass gave the input another shape of the
     # same element order (the npz convention accepts arrays of either shape).
     input_shapes: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    # Graph input -> the steps that make it from the model file's input (absorbed preprocessing: layout,
+    # integer-to-float Cast, arithmetic up to the input's QuantizeLinear); the npz convention takes the file's
+    # arrays and runs them.
+    input_steps: dict[str, InputSteps] = field(default_factory=dict)
     # Node name -> the ONNX node it was imported from, as the file spells it: (node name, op type, opset).
     origins: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 

@@ -62,6 +62,15 @@ def quantize_to_grid(x: np.ndarray, scale: float, zero_point: int, bits: int, si
     return np.clip(np.rint(np.asarray(x, dtype=np.float64) / scale) + zero_point, lo, hi).astype(np.int64)
 
 
+def quantize_linear(x: np.ndarray, scale: float, zero_point: int, bits: int, signed: bool) -> np.ndarray:
+    """ONNX QuantizeLinear on a float32 tensor: saturate(round_half_even(x / scale) + zero_point), the division
+    in float32 (as onnxruntime computes it): the input quantization of a model that quantizes its own input."""
+    lo, hi = qrange(bits, signed)
+    with np.errstate(all="ignore"):
+        quotient = np.asarray(x, dtype=np.float32) / np.float32(scale)
+    return np.clip(np.rint(quotient).astype(np.float64) + zero_point, lo, hi).astype(np.int64)
+
+
 def dequantize(q: np.ndarray, scale, zero_point) -> np.ndarray:
     """Host-side: real = scale * (q - zero_point), float32."""
     return ((np.asarray(q, dtype=np.float64) - zero_point) * scale).astype(np.float32)

@@ -11,7 +11,7 @@ from ..ir import Graph
 from ..npz_io import match_inputs
 from ..reference import run_graph
 from . import int_ops  # noqa: F401  (registers the integer kernels)
-from .arith import dequantize, quantize_to_grid
+from .arith import dequantize, quantize_linear, quantize_to_grid
 from .calibrate import collect_stats
 from .lower import BitConfig, Lowered, lower
 
@@ -26,7 +26,10 @@ class QuantizedModel:
         return self.lowered.graph
 
     def quantize_inputs(self, arrays: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Host step 1: real inputs -> integers on each input's grid."""
+        """Host step 1: real inputs -> integers on each input's grid. An input with preprocessing absorbed
+        (`Graph.input_steps`: a layout Transpose, a Cast of uint8/int8, arithmetic up to the model's
+        QuantizeLinear) takes the file's arrays: the steps run first, and the integers follow ONNX's
+        QuantizeLinear exactly (division in float32, round half to even, saturation)."""
         feeds = match_inputs(self.float_graph, arrays)
         out = {}
         for name, value in feeds.items():
@@ -35,13 +38,18 @@ class QuantizedModel:
                 raise DataError(f"inputs: array {name!r} holds {nan} NaN value(s), which no integer input can "
                                 "represent; clean the inputs first")
             q = self.graph.quant[name]
-            out[name] = quantize_to_grid(value, q.scale, q.zero_point, q.bits, q.signed)
+            if name in self.float_graph.input_steps:
+                out[name] = quantize_linear(value, q.scale, q.zero_point, q.bits, q.signed)
+            else:
+                out[name] = quantize_to_grid(value, q.scale, q.zero_point, q.bits, q.signed)
         return out
 
     def range_warnings(self, arrays: dict[str, np.ndarray]) -> list[str]:
         """One line per input whose values fall outside its calibrated range (they saturate)."""
         lines = []
         for name, value in match_inputs(self.float_graph, arrays).items():
+            if name in self.float_graph.input_steps:  # the model's own type or quantizer saturates it
+                continue
             q = self.graph.quant[name]
             lo, hi = (q.qmin - q.zero_point - 0.5) * q.scale, (q.qmax - q.zero_point + 0.5) * q.scale
             outside = int(((value < lo) | (value > hi)).sum())

@@ -8,14 +8,19 @@ from ..ops.registry import evaluate
 
 
 def run_graph(graph: Graph, feeds: dict[str, np.ndarray], keep_all: bool = False) -> dict[str, np.ndarray]:
-    """Run `graph` on one batch. `feeds` maps each graph input to an array of its declared shape.
+    """Run `graph` on one batch. `feeds` maps each graph input to an array of its declared shape (or, for an
+    input with `Graph.input_steps`, of the model file's shape and type).
 
     Returns the graph outputs (or every tensor when `keep_all`).
     """
     values: dict[str, np.ndarray | None] = {"": None}
     values.update(graph.constants)
     for name in graph.inputs:
-        values[name] = np.asarray(feeds[name], dtype=graph.tensors[name].dtype)
+        value, steps = np.asarray(feeds[name]), graph.input_steps.get(name)
+        if steps is not None and steps.takes(value):  # the model file's array: its absorbed preprocessing first
+            with np.errstate(all="ignore"):
+                value = steps.apply(value)
+        values[name] = np.asarray(value, dtype=graph.tensors[name].dtype)
     for node in graph.topological():
         outputs = evaluate(node, [values[t] for t in node.inputs])
         for name, value in zip(node.outputs, outputs):

@@ -116,9 +116,10 @@ def test_qlinear_conv_per_channel_with_bias_matches_onnxruntime(attrs):
     node = helper.make_node("QLinearConv", names, ["y"], name="conv1", **attrs)
     model = make_model([node], [tensor_value("x", [1, 4, 7, 7], TensorProto.UINT8)], [tensor_value("y", None)], inits)
     graph = assert_equal_to_ort(model, {"x": random_ints(np.uint8, (1, 4, 7, 7))})
-    assert list(graph.nodes) == ["conv1/dequant_x", "conv1/dequant_w", "conv1", "conv1/quant_y"]
+    # x's DequantizeLinear reads the graph input: it is absorbed as the input's grid (hlsgen.frontend.inputs)
+    assert list(graph.nodes) == ["conv1/dequant_w", "conv1", "conv1/quant_y"]
     assert graph.nodes["conv1/dequant_w"].attrs.axis == 0
-    assert graph.nodes["conv1/dequant_x"].attrs.axis is None
+    assert graph.input_steps["x"].dequantize == (np.float32(0.02), 120)
 
 
 def test_qlinear_conv_full_range_weights_are_exact():
@@ -152,8 +153,10 @@ def test_qlinear_matmul_matches_onnxruntime(dtype, opset, per_column):
     model = make_model([node], [tensor_value("a", [3, 16], ONNX_TYPE[dtype])], [tensor_value("y", None)], inits,
                        opset=opset)
     graph = assert_equal_to_ort(model, {"a": random_ints(dtype, (3, 16))})
-    assert [n.op for n in graph.nodes.values()] == ["DequantizeLinear", "DequantizeLinear", "MatMul", "QuantizeLinear"]
+    # a's DequantizeLinear reads the graph input: absorbed as the input's grid
+    assert [n.op for n in graph.nodes.values()] == ["DequantizeLinear", "MatMul", "QuantizeLinear"]
     assert graph.nodes["fc/dequant_b"].attrs.axis == (1 if per_column else None)
+    assert graph.input_steps["a"].dequantize == (np.float32(0.05), 3)
 
 
 @pytest.mark.parametrize("attrs", [{}, {"pads": [1, 2, 1, 0], "strides": [2, 1]}, {"auto_pad": "SAME_UPPER"}])
