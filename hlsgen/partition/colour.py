@@ -12,7 +12,7 @@ from typing import Callable
 import numpy as np
 import onnx
 
-from ..errors import HlsgenError, UnsupportedModelError, UnsupportedOpsError
+from ..errors import HlsgenError, MappingError, UnsupportedModelError, UnsupportedOpsError
 from ..frontend.onnx_import import ACCEPTED_CUSTOM, DEFAULT_DOMAINS, import_model
 from ..hw import Target, map_model
 from ..hw.preflight import preflight
@@ -20,6 +20,7 @@ from ..ops.registry import IMPORTERS
 from ..passes import optimize
 from ..quant import BitConfig, quantize
 from ..quant.prequant import absorb_quantization
+from ..rtl.program import compile_program
 from .onnx_graph import TensorType
 from .plan import ACCELERATOR, Partition, plan, stage_model
 
@@ -54,7 +55,8 @@ def colour(model: onnx.ModelProto, types: dict[str, TensorType], values: Values,
                 continue
             sub = stage_model(model, segment, types, "probe")
             feeds = {k: v[:PROBE_SAMPLES] for k, v in values(list(segment.inputs)).items()}
-            for name, why in refused(sub, feeds, target).items():
+            macs_free = {n for n in segment.nodes if partition.node_macs.get(n, 0) == 0}
+            for name, why in refused(sub, feeds, target, macs_free).items():
                 moved.add(name)
                 refusals[name] = why
         if not moved:
@@ -63,9 +65,12 @@ def colour(model: onnx.ModelProto, types: dict[str, TensorType], values: Values,
     raise AssertionError("the colouring did not settle")  # every round moves a node
 
 
-def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target) -> dict[str, str]:
+def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
+            macs_free: set[str] = frozenset()) -> dict[str, str]:
     """The nodes of segment model `sub` the build's import, quantization or mapping refuses, with why;
-    empty when it builds (or when an error names no node: the build itself then reports it)."""
+    empty when it builds (or when an error names no node: the build itself then reports it). A node of
+    `macs_free` (a layout move, an activation) that the RTL lacks is refused too: on the host it costs
+    little, and the segment keeps its RTL (a layer with MACs stays, its segment without RTL)."""
     names = {n.name for n in sub.graph.node}
     try:
         graph = import_model(sub, name=sub.graph.name)
@@ -73,9 +78,13 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target) 
         optimize(graph)
         preflight(graph, target)
         quantized = quantize(graph, feeds, BitConfig(8, 8))
-        map_model(quantized.graph, target, program="rom")
+        mapping = map_model(quantized.graph, target, program="rom")
     except HlsgenError as exc:
         return {name: why for name, why in unimplemented(exc).items() if name in names}
+    try:
+        compile_program(mapping, quantized.graph)
+    except MappingError as exc:
+        return {name: str(exc) for name in NAMED.findall(str(exc)) if name in macs_free}
     return {}
 
 
