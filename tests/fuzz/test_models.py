@@ -8,7 +8,7 @@ import time
 from collections import Counter
 
 from hlsgen.fuzz.campaign import specs
-from hlsgen.fuzz.runner import run_all
+from hlsgen.fuzz.runner import rtl_folders, run_all
 from hlsgen.rtl.overlay_sim import run_models
 
 SEED, COUNT, ROM_RTL, OVERLAY_RTL = 0, 100, 3, 20
@@ -26,8 +26,9 @@ def test_ci_run(tmp_path):
     assert outcomes["ok"] >= 60, outcomes  # a generator that mostly makes rejects tests little
     rom_rtl = [r for r in results if r.rtl and r.outcome == "ok"]
 
-    external = [tmp_path / "models" / f"model-{i}" / "out" for i, (s, r) in enumerate(zip(chosen, results))
-                if s.program == "external" and s.target.builtin == "systolic8x8" and r.outcome == "ok"]
+    external = [folder for i, (s, r) in enumerate(zip(chosen, results))
+                if s.program == "external" and s.target.builtin == "systolic8x8" and r.outcome == "ok"
+                for folder in rtl_folders(tmp_path / "models" / f"model-{i}" / "out")]  # a partition: its segments
     _, runs = run_models(external[:OVERLAY_RTL], tmp_path / "overlay", images=2)
     assert all(run.mismatches == 0 and run.compared > 0 for run in runs), [(str(r.folder), r.mismatches) for r in runs]
     assert len(rom_rtl) + len(runs) >= 20
