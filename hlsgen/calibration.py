@@ -21,7 +21,7 @@ SYNTHETIC_SAMPLES = 32
 
 @dataclass(frozen=True)
 class Calibration:
-    feeds: dict[str, np.ndarray]  # graph input -> N stacked samples
+    feeds: dict[str, np.ndarray]  # graph input -> N stacked samples (the file's arrays for Graph.input_steps)
     labels: np.ndarray | None
     source: str  # what the samples are, for every figure measured on them
     synthetic: bool
@@ -75,15 +75,27 @@ def _uniform(graph: Graph, ranges: dict[str, tuple[float, float]]) -> dict[str, 
         if steps is not None and np.issubdtype(np.dtype(steps.dtype), np.integer):  # the file's integers,
             limits = np.iinfo(np.dtype(steps.dtype))  # through the model's own preprocessing
             ints = rng.integers(limits.min, limits.max, (count, *steps.shape[1:]), endpoint=True)
-            feeds[n] = steps.apply(ints.astype(steps.dtype))
+            feeds[n] = ints.astype(steps.dtype)
         else:
             feeds[n] = rng.uniform(*ranges[n], (count, *graph.shape(n)[1:])).astype(graph.tensors[n].dtype)
     return feeds
 
 
+def _as_model_takes(graph: Graph, name: str, arrays: dict[str, np.ndarray], feed: np.ndarray) -> np.ndarray:
+    """An input with absorbed preprocessing (Graph.input_steps) keeps the file's array, as the model takes it
+    (run_graph and quantize_inputs run the steps; verify/inputs.npz and model_qdq.onnx take it so)."""
+    steps = graph.input_steps.get(name)
+    data = [v for k, v in arrays.items() if k != LABELS_KEY]
+    array = np.asarray(arrays[name] if name in arrays else data[0])
+    if steps is None or not steps.takes(array):
+        return feed
+    return array.astype(steps.dtype, copy=False)
+
+
 def _from_file(graph: Graph, path: Path) -> Calibration:
     arrays = read_npz(path)
     feeds = match_inputs(graph, arrays, f"calibration data {path}")
+    feeds = {n: _as_model_takes(graph, n, arrays, v) for n, v in feeds.items()}
     labels = arrays.get(LABELS_KEY)
     count = next(iter(feeds.values())).shape[0]
     if labels is not None:

@@ -163,7 +163,7 @@ class _Exporter:
 
     def export(self) -> onnx.ModelProto:
         for name in self.graph.inputs:
-            self.add("Identity", [name], f"{name}__float", f"{name}/input")
+            self.add("Identity", [self._input_steps(name)], f"{name}__float", f"{name}/input")
             self.fake_quantize(name)
         for node in self.graph.topological():
             self.export_node(node)
@@ -171,18 +171,47 @@ class _Exporter:
                 self.fake_quantize(node.outputs[0])
         self._keep_input_names()
         value = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(self.graph.shape(n)))  # noqa: E731
-        onnx_graph = helper.make_graph(self.nodes, self.graph.name, [value(n) for n in self.graph.inputs],
+        inputs = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(steps.dtype)),
+                                                list(steps.shape)) if (steps := self.graph.input_steps.get(n))
+                  else value(n) for n in self.graph.inputs]
+        onnx_graph = helper.make_graph(self.nodes, self.graph.name, inputs,
                                        [value(n) for n in self.graph.outputs], initializer=self.inits)
         model = helper.make_model(onnx_graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="hlsgen")
         model.ir_version = IR_VERSION
         onnx.checker.check_model(model)
         return model
 
+    def _input_steps(self, name: str) -> str:
+        """An input with absorbed preprocessing (Graph.input_steps) takes the file's array, as the model does:
+        its steps as ONNX nodes (named `<input>/step<i>`); returns the tensor they make."""
+        steps = self.graph.input_steps.get(name)
+        if steps is None:
+            return name
+        x, count = name, 0
+
+        def step(op: str, inputs: list[str], **attrs) -> str:
+            nonlocal count
+            count += 1
+            return self.add(op, inputs, f"{name}__step{count}", f"{name}/step{count}", **attrs)
+
+        if steps.perm is not None:
+            x = step("Transpose", [x], perm=list(steps.perm))
+        if steps.dequantize is not None:
+            scale, zero = steps.dequantize
+            x = step("DequantizeLinear", [x, self.const(f"{name}__step_scale", np.float32(scale)),
+                                          self.const(f"{name}__step_zp", np.asarray(zero, steps.dtype))])
+        if steps.cast:
+            x = step("Cast", [x], to=TensorProto.FLOAT)
+        for i, op in enumerate(steps.ops):
+            c = self.const(f"{name}__step_c{i}", np.asarray(op.value, np.float32).reshape(op.shape))
+            x = step(op.op, [x, c] if op.x_first else [c, x])
+        return x
+
     def _keep_input_names(self) -> None:
         """Graph inputs keep their names: their fake-quantized copies become `<input>__dq`."""
         for name in self.graph.inputs:
             for n in self.nodes:
-                if n.op_type == "Identity" and n.output[0] == f"{name}__float":
+                if n.op_type == "Identity" and n.output[0] == f"{name}__float" or n.name.startswith(f"{name}/step"):
                     continue
                 n.input[:] = [f"{name}__dq" if t == name else t for t in n.input]
                 n.output[:] = [f"{name}__dq" if t == name else t for t in n.output]

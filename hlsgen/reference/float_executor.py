@@ -20,6 +20,9 @@ def run_graph(graph: Graph, feeds: dict[str, np.ndarray], keep_all: bool = False
         if steps is not None and steps.takes(value):  # the model file's array: its absorbed preprocessing first
             with np.errstate(all="ignore"):
                 value = steps.apply(value)
+            shape = graph.tensors[name].shape
+            if tuple(value.shape[1:]) != tuple(shape[1:]):  # a pass reshaped the input (Graph.input_shapes)
+                value = value.reshape((value.shape[0], *shape[1:]))
         values[name] = np.asarray(value, dtype=graph.tensors[name].dtype)
     for node in graph.topological():
         outputs = evaluate(node, [values[t] for t in node.inputs])

@@ -112,6 +112,17 @@ def test_the_input_is_the_first_layers_input_on_the_accelerator(built, name):
         assert (grid["scale"], grid["zero_point"], grid["bits"], grid["signed"]) == (1.0, 0, 8, False)
     program = json.loads((out / "program.json").read_text())
     assert "Transpose" not in json.dumps(program)
+    # the stored vectors and the QDQ export take the model's input as its file declares it
+    _, dtype, shape = MODELS[name]
+    stored = dict(np.load(out / "verify" / "inputs.npz"))["image"]
+    assert stored.dtype == dtype and stored.shape[1:] == shape
+    qdq = onnx.load(str(out / "model_qdq.onnx"))
+    declared = qdq.graph.input[0].type.tensor_type
+    assert declared.elem_type == onnx.helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
+    assert [d.dim_value for d in declared.shape.dim][1:] == list(shape)
+    ours = load_build(out).run({"image": stored[:2]})["y"]
+    theirs = np.concatenate([run_ort(qdq, {"image": x[None]})["y"] for x in stored[:2]])
+    assert sqnr_db(ours, theirs) >= 30
 
 
 @pytest.mark.parametrize("name", list(MODELS))
