@@ -499,11 +499,13 @@ class _Layer:
     def _check_reshape_readers(self) -> None:
         """A Reshape moves nothing: its output is its input's map, as it is laid out in the activation memory
         (channel blocks of pixels). Only a Dense reads that as the flattened vector; any other reader of a
-        map of several pixels whose channels the Reshape changes would read the elements in the wrong places."""
-        channels, height, width = map_shape(self.graph.shape(self._stored(self.x)))
+        map whose channels the Reshape changes would read the elements in the wrong places. A map of one pixel
+        too: its channels made pixels (a 1x1 map made NHWC and reshaped to (H*W, c) = (1, c)) are read as one
+        channel's pixels, at words of bank 0 its channels do not occupy (channel c lives in bank c mod G)."""
+        channels = map_shape(self.graph.shape(self._stored(self.x)))[0]
         same_layout = map_shape(self.graph.shape(self.node.outputs[0]))[0] == channels  # pixels only regrouped
         readers = sorted({r.op for r in self.graph.consumers(self.node.outputs[0]) if r.op != "QDense"})
-        if height * width > 1 and readers and not same_layout:
+        if readers and not same_layout:
             raise UnsupportedModelError(f"{self.graph.describe(self.node.name)}: the accelerator reads a flattened "
                                         f"map only into a Dense layer, not into {', '.join(readers)}")
 

@@ -276,6 +276,33 @@ def test_a_flattened_map_read_by_a_non_dense_is_refused(reader):
     assert caught.value.exit_code == 8
 
 
+def test_a_one_pixel_map_whose_channels_become_pixels_is_refused():
+    """A 1x1 map made NHWC and reshaped to (H*W, c): the Transpose cancels and the Reshape (1, 2, 1, 1) ->
+    (1, 1, 2) would alias the map (channel c in bank c, word 0) as one channel of two pixels (bank 0, words 0
+    and 1): a Concat reading it got 0 for the second element (fuzz long seed 6). Refused (exit 8: the host
+    runs it); a one-pixel map flattened to (1, C), its channels kept, still aliases."""
+    rng = np.random.default_rng(0)
+    weights = {"w": rng.standard_normal((2, 2, 1, 1)).astype(np.float32)}
+    conv = helper.make_node("Conv", ["x", "w"], ["c"])
+
+    def mapped(reshaped: list[int]):
+        shape = np.array(reshaped, dtype=np.int64)
+        model = make_model([conv, helper.make_node("Reshape", ["c", "s"], ["f"], name="head"),
+                            helper.make_node("Concat", ["f", "f"], ["y"], axis=-1)],
+                           [tensor_value("x", [1, 2, 1, 1])], [tensor_value("y", None)], {**weights, "s": shape})
+        graph = import_model(model)
+        optimize(graph)
+        calib = rng.standard_normal((8, 2, 1, 1)).astype(np.float32)
+        return map_model(quantize(graph, {"x": calib}, BitConfig(8, 8)).graph, target_with("systolic8x8"))
+
+    with pytest.raises(HlsgenError, match=r"'head' \(Reshape\): the accelerator reads a flattened map only into "
+                                          r"a Dense layer, not into ") as caught:
+        mapped([1, 1, 2])
+    assert caught.value.exit_code == 8
+    kinds = [layer.kind for layer in mapped([1, 2]).layers]
+    assert kinds[:2] == ["conv", "reshape"] and kinds[-1] == "copy", kinds
+
+
 def _quantize_tiny(model):
     graph = import_model(model)
     optimize(graph)
