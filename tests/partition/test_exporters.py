@@ -51,6 +51,7 @@ def test_the_whole_models_outputs_follow_onnxruntime(name, tmp_path):
                 assert sqnr_db(value, got[output][i : i + 1]) >= 20, (output, i)
 
 
+@pytest.mark.slow
 @pytest.mark.csim
 def test_every_segment_of_an_exported_model_is_bit_exact_in_csim(tmp_path):
     report = _build("shufflenet_block", tmp_path / "s", "--verify", "csim")
