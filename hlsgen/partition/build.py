@@ -96,8 +96,7 @@ def build_segments(options, step: Step, model: onnx.ModelProto, types, partition
         seg_options = replace(options, model=source, calib=calib, out=segment_folder(folder, segment.name),
                               input_range=None, max_accuracy_drop=None, input_shapes=(),  # its shapes are fixed
                               min_sqnr_db=options.min_sqnr_db if options.min_sqnr_db is not None else 30.0)
-        with step.nested(segment.name) if hasattr(step, "nested") else _null():
-            results[segment.name] = build_one(seg_options, step)
+        results[segment.name] = build_one(seg_options, step)
         source.unlink()
         calib.unlink()
     return results
@@ -145,14 +144,6 @@ def write_whole(folder: Path, options, model: onnx.ModelProto, types, partition:
               "total": {"cycles": cycles, "segments": len(segments)}, "quality": quality}
     (folder / "report.json").write_text(json.dumps(report, indent=1) + "\n")
     return quality
-
-
-class _null:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False
 
 
 def check_partition_options(options) -> None:
