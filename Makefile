@@ -25,11 +25,13 @@ demo: install
 	$(BIN)/hlsgen csim out/digits_systolic16x16 --inputs $(EXAMPLE)/test.npz
 	$(BIN)/hlsgen report out/digits_systolic16x16
 
+# the suite runs on JOBS processes (pytest-xdist); JOBS=0 runs it in this one
+JOBS ?= 2
 test: install-test
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -n $(JOBS)
 
 test-slow: install-test
-	$(BIN)/python -m pytest -q -m slow
+	$(BIN)/python -m pytest -q -n $(JOBS) -m slow
 
 bench: install-test
 	$(BIN)/python bench/mapping.py

@@ -24,7 +24,11 @@ CONFIG_VAR = "HLSGEN_BENCH"
 
 
 def build_root() -> Path:
-    return Path(os.environ.get("HLSGEN_SIM_BUILD", ROOT / "sim_build"))
+    """Where the benches' Verilator builds are cached: a folder per pytest-xdist worker, so that two workers
+    never build one design folder at once."""
+    root = Path(os.environ.get("HLSGEN_SIM_BUILD", ROOT / "sim_build"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    return root / worker if worker else root
 
 
 def design(toplevel: str, parameters: dict | None = None, sources: list[Path] | None = None) -> Design:

@@ -1,6 +1,7 @@
-"""Models with several outputs (issue 25) built with `hlsgen build --verify csim,rtl`: the C++ and the RTL
-bit-exact against the integer reference, output by output; the RTL streams the outputs one after another on its
-one output stream, and takes exactly the performance model's cycles (which charge every output's elements)."""
+"""Models with several inputs or outputs (issue 25) built with `hlsgen build --verify csim,rtl`: the C++ and the
+RTL bit-exact against the integer reference, output by output; the RTL takes the inputs one after another on its
+one input stream and sends the outputs one after another on its one output stream, and takes exactly the
+performance model's cycles (which charge every input's and output's elements)."""
 import json
 
 import onnx
@@ -8,11 +9,12 @@ import pytest
 
 from bench import build_root
 from hlsgen.cli import main
-from tests.rtl.multi_output import three_outputs_model, two_heads_model
+from tests.rtl.multi_output import concat_inputs_model, three_outputs_model, two_heads_model
 
-MODELS = {"two_heads": two_heads_model, "three_outputs": three_outputs_model}
-# output integers per image: a 4x8x8 and a 6x8x8 head; a Dense of 10, the 8x8x8 map r1 and a 4x8x8 head
-OUTPUTS = {"two_heads": 4 * 64 + 6 * 64, "three_outputs": 10 + 8 * 64 + 4 * 64}
+MODELS = {"two_heads": two_heads_model, "three_outputs": three_outputs_model, "concat_inputs": concat_inputs_model}
+# output integers per image: a 4x8x8 and a 6x8x8 head; a Dense of 10, the 8x8x8 map r1 and a 4x8x8 head; the
+# 16x6x6 depthwise output and its 16x6x6 input
+OUTPUTS = {"two_heads": 4 * 64 + 6 * 64, "three_outputs": 10 + 8 * 64 + 4 * 64, "concat_inputs": 2 * 16 * 36}
 
 
 @pytest.mark.rtl

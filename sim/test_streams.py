@@ -29,7 +29,7 @@ async def input_stream(dut):
     p, gen = config()["map"], rng()
     drive_map(dut, p)
     elements = [gen.randrange(256) for _ in range(p["HW"] * p["CHANNELS"])]
-    dut.active.value, dut.s_tvalid.value = 0, 0
+    dut.active.value, dut.s_tvalid.value, dut.last_map.value, dut.plane.value = 0, 0, 0, 0
     await start(dut)
     for _ in range(2):  # two images: the port must rearm
         memory, sent, done = {}, 0, 0
@@ -133,6 +133,61 @@ async def output_maps(dut):
         assert received == want and last == [0] * (len(want) - 1) + [1] and done == 1
         dut.active.value = 0
         await RisingEdge(dut.clk)
+
+
+# several input maps (a model's inputs), taken one after another, each with its plane
+INPUTS = [MAPS["in"] | dict(PLANE=1), dict(BASE=40, LG=0, HW=5, STRIDE=5, CHANNELS=2, PLANE=0),
+          dict(BASE=60, LG=2, HW=3, STRIDE=3, CHANNELS=6, PLANE=1)]
+
+
+@cocotb.test()
+async def input_maps(dut):
+    """The maps in turn, their geometry and plane driven from the module's `map` (as the generated top's
+    `case`), under random TVALID gaps and beats offered past the end: every element in its map's banks and
+    plane, `done` once, no beat taken past the last map's last element."""
+    gen, maps = rng(), config()["maps"]
+    dut.last_map.value = len(maps) - 1
+    elements = [(m, i, gen.randrange(256)) for m, p in enumerate(maps) for i in range(p["HW"] * p["CHANNELS"])]
+
+    def drive(m: int) -> None:
+        drive_map(dut, maps[m])
+        dut.plane.value = maps[m]["PLANE"]
+
+    drive(0)
+    dut.active.value, dut.s_tvalid.value = 0, 0
+    await start(dut)
+    for _ in range(2):
+        memory, sent, done = {}, 0, 0
+        dut.active.value = 1
+        await Timer(1, unit="ns")
+        drive(int(dut.map.value))
+        for _ in range(600):
+            dut.s_tvalid.value = int(sent < len(elements) + 3 and gen.random() < 0.7)
+            dut.s_tdata.value = elements[sent % len(elements)][2]
+            await RisingEdge(dut.clk)
+            taken = int(dut.s_tvalid.value) and int(dut.s_tready.value)
+            await Timer(1, unit="ns")
+            drive(int(dut.map.value))  # the top's geometry follows `map` combinationally
+            sent += taken
+            done += int(dut.done.value)
+            if int(dut.wr_en.value):
+                data = unpack(dut.wr_data.value, R, D_W, signed=False)
+                for j in range(R):
+                    if int(dut.wr_en.value) >> j & 1:
+                        memory[int(dut.wr_plane.value), j, int(dut.wr_addr.value)] = data[j]
+        assert sent == len(elements) and done == 1
+        for m, i, v in elements:
+            p = maps[m]
+            banks, address = place(i // p["HW"], i % p["HW"], p)
+            assert all(memory[p["PLANE"], j, address] == v for j in banks), f"map {m} element {i}"
+        dut.active.value = 0
+        await RisingEdge(dut.clk)
+
+
+@pytest.mark.rtl
+def test_input_maps():
+    run_bench(__file__, "hg_stream_in", {"R": R, "D_W": D_W, "ADDR_W": ADDR_W, "MAP_W": 2},
+              {"seed": 27, "maps": INPUTS}, testcase="input_maps")
 
 
 @pytest.mark.rtl

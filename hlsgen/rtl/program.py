@@ -87,7 +87,7 @@ class Program:
     target: Target
     layers: list[Layer]
     maps: dict[str, FeatureMap]
-    input_map: str
+    input_maps: tuple[str, ...]  # the graph's inputs' maps, in graph-input order: streamed in in turn
     output_maps: tuple[str, ...]  # the graph's outputs' maps, in graph-output order: streamed out in turn
     plane_depth: tuple[int, int]
     weights: list[int]  # words of `weight_word_slices` slices of C bits (hlsgen.rtl.weight_rom)
@@ -106,6 +106,16 @@ class Program:
     overlay: Overlay | None = None  # --program external: the target's top, which loads this program (widths are its)
     images: int = 1  # per run (--batch N): the layer table's rows [:head] run once per image, the rest once
     head: int = 0  # the layer table's first tail row (its row count: nothing batched)
+
+    @property
+    def input_map(self) -> str:
+        """The first input's map (the only one where the input lives in the feature-map image)."""
+        return self.input_maps[0]
+
+    @property
+    def inputs(self) -> list[FeatureMap]:
+        """The input maps, in graph-input order (the input stream takes them one after another)."""
+        return [self.maps[name] for name in self.input_maps]
 
     @property
     def outputs(self) -> list[FeatureMap]:
@@ -170,8 +180,15 @@ class _Compiler:
         if self.target.array.dataflow != "weight_stationary":
             raise MappingError("the RTL implements the weight-stationary dataflow only "
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
-        if len(g.inputs) != 1:
-            raise MappingError(f"the RTL streams one input (the model has {len(g.inputs)})")
+        if len(g.inputs) > 1 and self.mapping.program_external:
+            raise OverlayFitError(f"the target's top (--program external) streams one input map, the model has "
+                                  f"{len(g.inputs)}: --program rom streams them in turn")
+        if len(g.inputs) > 1 and self.mapping.images > 1:
+            raise MappingError(f"--batch {self.mapping.images}: the RTL takes a batch of a model with one input "
+                               f"(the model has {len(g.inputs)})")
+        if len(g.inputs) > 1 and self.mapping.input_in_dram:
+            raise MappingError(f"the model's {len(g.inputs)} inputs do not all fit on chip: the RTL streams "
+                               "several inputs into the activation memory only")
         if len(g.outputs) > 1 and self.mapping.program_external:
             raise OverlayFitError(f"the target's top (--program external) streams one output map, the model has "
                                   f"{len(g.outputs)}: --program rom streams them in turn")
@@ -225,7 +242,8 @@ class _Compiler:
             raise MappingError(f"feature maps move through external memory, and a {self.target.external_memory.data_bits}"
                                f"-bit AXI4 beat is wider than an activation-memory word ({R} bytes): the RTL moves "
                                "a word in whole beats")
-        return Program(g.name, g, self.target, self.layers, maps, memory.placement(g.inputs[0]).name,
+        return Program(g.name, g, self.target, self.layers, maps,
+                       tuple(memory.placement(t).name for t in g.inputs),
                        tuple(memory.placement(t).name for t in g.outputs), self.depths, self.weights.words(self.word_slices),
                        self.word_slices, taps, self.params,
                        self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,

@@ -142,7 +142,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     ov = program.overlay
     top = module_name(f"overlay_{t.name}" if ov else program.name)
     fields = config_fields(program)
-    inp, outs = program.maps[program.input_map], program.outputs
+    inps, outs = program.inputs, program.outputs
     shared = program.word_parameters
     word_bits = {"weights": program.cols * program.weight_word_slices, "taps": program.rows * shared["TAP_W"],
                  "params": program.cols * shared["PAR_W"], "lut": t.widths.operand_bits,
@@ -163,7 +163,9 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
     context = dict(
         top=top, model=program.name, target=t, program=program, fields=fields, layers=program.compute,
         move_fields=move_fields(program), moves=program.moves,
-        w=program.widths, z_w=Z_W, shared=shared, inp=inp, out=outs[0], outs=outs,
+        w=program.widths, z_w=Z_W, shared=shared, inp=inps[0], inps=inps, out=outs[0], outs=outs,
+        in_map_w=max((len(inps) - 1).bit_length(), 1),
+        in_elems=sum(i.channels * i.image_height * i.width for i in inps),
         out_map_w=max((len(outs) - 1).bit_length(), 1), acc_depth=accumulator_depth(t),
         depths=memory_depths(program),
         tile_words=tile_words(program), tiles_ahead=tiles_ahead(program), axi_aw=AXI_ADDR_BITS,

@@ -87,7 +87,8 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     for memory in files.memories:
         shutil.copyfile(memory, work / memory.name)
     bits = target.widths.operand_bits
-    flat = np.asarray(int_inputs[graph.inputs[0]], np.int64).reshape(count, -1) & ((1 << bits) - 1)
+    flat = np.concatenate([np.asarray(int_inputs[t], np.int64).reshape(count, -1) for t in graph.inputs],
+                          axis=1) & ((1 << bits) - 1)  # an image's inputs one after another
     flat = np.concatenate([flat, np.zeros((-count % program.images, flat.shape[1]), np.int64)])  # whole runs
     (work / "inputs.mem").write_text("".join(f"{v:x}\n" for v in flat.ravel()))
     log = work / "sim.log"

@@ -1,5 +1,6 @@
-"""Tiny models with several outputs (issue 25): the RTL streams them one after another on its one output
-stream (docs/rtl.md, "Several outputs")."""
+"""Tiny models with several inputs or outputs (issue 25): the RTL takes the inputs one after another on its one
+input stream and sends the outputs one after another on its one output stream (docs/rtl.md, "Several inputs
+and outputs")."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,3 +45,31 @@ def three_outputs_model() -> onnx.ModelProto:
     return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])],
                       [tensor_value("y", None), tensor_value("r1", None), tensor_value("a", None)], inits,
                       name="three_outputs")
+
+
+def add_input_model() -> onnx.ModelProto:
+    """Two inputs of different shapes: Conv 3x3 -> Relu of x (3 channels), plus z (8 channels), then a 1x1
+    Conv head; the inputs listed in neither computation order (z, x)."""
+    rng = np.random.default_rng(27)
+    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+             "wh": rng.standard_normal((6, 8, 1, 1)).astype(np.float32) * 0.3}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Add", ["r1", "z"], ["s"], name="add"),
+             helper.make_node("Conv", ["s", "wh"], ["y"], name="head")]
+    return make_model(nodes, [tensor_value("z", [1, 8, 8, 8]), tensor_value("x", [1, 3, 8, 8])],
+                      [tensor_value("y", None)], inits, name="add_input")
+
+
+def concat_inputs_model() -> onnx.ModelProto:
+    """A ShuffleNetV2 unit's segment: two inputs (a branch's and a pass-through's 8 channels) concatenated
+    along the channels, a 3x3 Conv -> Relu and a depthwise 3x3 Conv on it, with two outputs."""
+    rng = np.random.default_rng(28)
+    inits = {"w1": rng.standard_normal((16, 16, 3, 3)).astype(np.float32) * 0.15,
+             "wd": rng.standard_normal((16, 1, 3, 3)).astype(np.float32) * 0.3}
+    nodes = [helper.make_node("Concat", ["a", "b"], ["cat"], name="concat", axis=1),
+             helper.make_node("Conv", ["cat", "w1"], ["c1"], name="conv1", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "wd"], ["d"], name="dw", pads=[1, 1, 1, 1], group=16)]
+    return make_model(nodes, [tensor_value("a", [1, 8, 6, 6]), tensor_value("b", [1, 8, 6, 6])],
+                      [tensor_value("d", None), tensor_value("r1", None)], inits, name="concat_inputs")

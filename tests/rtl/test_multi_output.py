@@ -1,6 +1,6 @@
-"""Models with several outputs (issue 25): the program compiler gives the RTL every output map in graph-output
-order, the generated top streams them one after another on m_axis (lint-clean), the performance model charges
-every output's elements, `hlsgen sim` compares each output by name, and what the RTL does not do is refused by
+"""Models with several inputs or outputs (issue 25): the program compiler gives the RTL every input and output
+map in graph order, the generated top takes the inputs one after another on s_axis and streams the outputs one
+after another on m_axis (lint-clean), the performance model charges every input's and output's elements, `hlsgen sim` compares each output by name, and what the RTL does not do is refused by
 name. The Verilator simulations are sim/test_model_multi_output.py's."""
 from types import SimpleNamespace
 
@@ -16,10 +16,12 @@ from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.sim import _compare
 from hlsgen.rtl.toolchain import lint
 from tests.hw.models import _quantize
-from tests.rtl.multi_output import three_outputs_model, two_heads_model
+from tests.rtl.multi_output import (add_input_model, concat_inputs_model, three_outputs_model,
+                                    two_heads_model)
 from tests.rtl.program_of import rtl_program
 
 MODELS = {"two_heads": two_heads_model, "three_outputs": three_outputs_model}
+INPUT_MODELS = {"add_input": add_input_model, "concat_inputs": concat_inputs_model}
 
 
 def graph_of(name: str):
@@ -58,19 +60,34 @@ def test_the_target_s_top_refuses_several_outputs_by_name():
         compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
 
 
-def test_several_inputs_are_refused():
-    from onnx import helper
+@pytest.mark.parametrize("name", sorted(INPUT_MODELS))
+def test_the_program_streams_every_input_in_graph_order(name):
+    graph = _quantize(INPUT_MODELS[name]())
+    mapping = map_model(graph, load_target("systolic8x8"))
+    program = compile_program(mapping, graph)
+    assert [m.tensor for m in program.inputs] == list(graph.inputs) and len(graph.inputs) == 2
+    assert len(set(program.input_maps)) == 2 and all(m.dram_base is None for m in program.inputs)
+    # the model charges the stream of every input, one element a beat
+    assert mapping.input_elements == sum(int(np.prod(graph.shape(t))) for t in graph.inputs)
 
-    from tests.builders import make_model, tensor_value
 
-    rng = np.random.default_rng(0)
-    model = make_model([helper.make_node("Conv", ["x", "w"], ["c"], name="conv"),
-                        helper.make_node("Add", ["c", "z"], ["y"], name="add")],
-                       [tensor_value("x", [1, 8, 4, 4]), tensor_value("z", [1, 8, 4, 4])], [tensor_value("y", None)],
-                       {"w": rng.standard_normal((8, 8, 1, 1)).astype(np.float32)})
-    graph = _quantize(model)
-    with pytest.raises(MappingError, match="the RTL streams one input"):
-        rtl_program(graph, load_target("systolic8x8"))
+@pytest.mark.parametrize("name", sorted(INPUT_MODELS))
+def test_a_top_with_several_inputs_is_lint_clean(name, tmp_path):
+    graph = _quantize(INPUT_MODELS[name]())
+    files = write_rtl(rtl_program(graph, load_target("systolic8x8")), tmp_path)
+    text = (tmp_path / f"{files.top}.v").read_text()
+    assert "case (in_map)" in text
+    elements = sum(int(np.prod(graph.shape(t))) for t in graph.inputs)
+    assert f"IN_ELEMS = {elements};" in (tmp_path / f"{files.tb}.v").read_text()
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
+
+
+def test_the_target_s_top_refuses_several_inputs_by_name():
+    graph = _quantize(add_input_model())
+    with pytest.raises(OverlayFitError, match="streams one input map, the model has 2: --program rom"):
+        compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
 
 
 def test_a_mismatch_names_its_output():
