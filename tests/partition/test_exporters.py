@@ -30,6 +30,9 @@ def test_an_exported_model_builds_with_its_macs_on_the_accelerator(name, tmp_pat
     report = _build(name, tmp_path / name)
     partition = report["partition"]
     assert partition["macs_on_accelerator"] >= 0.95 * partition["macs_total"] > 0
+    # every segment has RTL (ShuffleNet's and the Focus stem's read several host tensors: one stream, in turn)
+    segments = report.get("segments") or {name: {"rtl": report["designs"]["rtl"]["design"]}}
+    assert all(s["rtl"] for s in segments.values()), segments
     quality = report.get("quality") or json.loads((tmp_path / name / "quant.json").read_text())["quality"]
     assert min(quality["sqnr_db"].values()) >= 25, quality
 
@@ -53,10 +56,12 @@ def test_the_whole_models_outputs_follow_onnxruntime(name, tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.csim
-def test_every_segment_of_an_exported_model_is_bit_exact_in_csim(tmp_path):
-    report = _build("shufflenet_block", tmp_path / "s", "--verify", "csim")
-    assert len(report["segments"]) >= 2
-    assert all("csim" in s["verified"] for s in report["segments"].values())
+@pytest.mark.rtl
+def test_every_segment_of_an_exported_model_is_bit_exact_in_csim_and_rtl(tmp_path):
+    """ShuffleNetV2: five segments, three of them reading two host tensors (the RTL takes them in turn)."""
+    report = _build("shufflenet_block", tmp_path / "s", "--verify", "csim,rtl")
+    assert len(report["segments"]) == 5
+    assert all(set(s["verified"]) == {"csim", "rtl"} for s in report["segments"].values())
 
 
 @pytest.mark.slow
