@@ -1,4 +1,5 @@
-"""Elementwise activations: Relu, Sigmoid, HardSwish, Clip, LeakyRelu, HardSigmoid, PRelu, Elu, Selu."""
+"""Elementwise activations: Relu, Sigmoid, HardSwish, Clip, LeakyRelu, HardSigmoid, PRelu, Elu, Selu, Tanh,
+Softplus, Softsign, Erf, Mish, Gelu, and SiLU (x * Sigmoid(x): no ONNX op, hlsgen.passes.gated fuses exporters' form)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..ir import Node
-from .registry import NoAttrs, kernel, onnx_importer
+from .registry import NoAttrs, UnsupportedAttribute, kernel, onnx_importer
 from .shape import reshaped
 
 
@@ -32,6 +33,11 @@ class HardSigmoidAttrs:
 @dataclass(frozen=True)
 class EluAttrs:
     alpha: float = 1.0
+
+
+@dataclass(frozen=True)
+class GeluAttrs:
+    approximate: str = "none"  # "none": x * Phi(x) with erf; "tanh": the tanh approximation
 
 
 # ONNX's Selu defaults: the self-normalizing constants, as float32 values.
@@ -110,6 +116,57 @@ def selu(a: SeluAttrs, x: np.ndarray) -> np.ndarray:
     return np.where(x > 0, x * gamma, _exp_minus_one(x) * np.asarray(a.alpha, x.dtype) * gamma)
 
 
+@kernel("Tanh")
+def tanh(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """tanh(x)."""
+    return np.tanh(x)
+
+
+@kernel("Softplus")
+def softplus(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """log(1 + exp(x)), without overflow."""
+    return np.logaddexp(np.zeros((), x.dtype), x)
+
+
+@kernel("Softsign")
+def softsign(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """x / (1 + |x|)."""
+    return x / (1 + np.abs(x))
+
+
+@kernel("SiLU")
+def silu(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """x * Sigmoid(x) (Swish; exported as Sigmoid and Mul)."""
+    return x * sigmoid(NoAttrs(), x)
+
+
+@kernel("Mish")
+def mish(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """x * tanh(Softplus(x))."""
+    return x * np.tanh(softplus(NoAttrs(), x))
+
+
+_ERF = np.frompyfunc(math.erf, 1, 1)
+
+
+@kernel("Erf")
+def erf(_: NoAttrs, x: np.ndarray) -> np.ndarray:
+    """The error function (elementwise)."""
+    return _ERF(np.asarray(x, np.float64)).astype(x.dtype)
+
+
+@kernel("Gelu", GeluAttrs)
+def gelu(a: GeluAttrs, x: np.ndarray) -> np.ndarray:
+    """x * Phi(x) = 0.5 * x * (1 + erf(x / sqrt 2)); approximate "tanh":
+    0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 x^3)))."""
+    wide = np.asarray(x, np.float64)
+    if a.approximate == "tanh":
+        inner = np.tanh(math.sqrt(2 / math.pi) * (wide + 0.044715 * wide ** 3))
+    else:
+        inner = _ERF(wide / math.sqrt(2)).astype(np.float64)
+    return (0.5 * wide * (1 + inner)).astype(x.dtype)
+
+
 def _exp_minus_one(x: np.ndarray) -> np.ndarray:
     # Only the x <= 0 branch is kept: clamping first keeps exp from overflowing on the other one.
     return np.expm1(np.minimum(x, 0))
@@ -120,7 +177,7 @@ def _single(node, ctx, op: str, attrs) -> list[Node]:
     return [Node(ctx.node_name(node), op, (node.input[0],), (node.output[0],), attrs)]
 
 
-@onnx_importer("Relu", "Sigmoid", "HardSwish")
+@onnx_importer("Relu", "Sigmoid", "HardSwish", "Tanh", "Softplus", "Softsign", "Mish", "Erf")
 def import_plain(node, ctx) -> list[Node]:
     return _single(node, ctx, node.op_type, NoAttrs())
 
@@ -135,6 +192,14 @@ def import_hard_sigmoid(node, ctx) -> list[Node]:
     attrs = ctx.attrs(node)
     hs_attrs = HardSigmoidAttrs(float(attrs.get("alpha", 0.2)), float(attrs.get("beta", 0.5)))
     return _single(node, ctx, "HardSigmoid", hs_attrs)
+
+
+@onnx_importer("Gelu")
+def import_gelu(node, ctx) -> list[Node]:
+    approximate = str(ctx.attrs(node).get("approximate", "none"))
+    if approximate not in ("none", "tanh"):
+        raise UnsupportedAttribute(f"approximate={approximate!r} (ONNX defines 'none' and 'tanh')")
+    return _single(node, ctx, "Gelu", GeluAttrs(approximate))
 
 
 @onnx_importer("Elu")

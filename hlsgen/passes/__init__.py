@@ -11,6 +11,7 @@ from .cse import eliminate_common_subexpressions
 from .dead_code import eliminate_dead_nodes
 from .dense import fuse_dense
 from .dynamic_quant import fold_dynamic_quantization
+from .gated import fuse_gated_activations
 from .global_pool import globalize_pools
 from .identities import remove_identities
 from .layout import activation_before_flatten, cancel_transposes_reshapes, fold_transpose_into_dense, reshape_graph_inputs
@@ -33,6 +34,8 @@ OPTIMIZE: list[Pass] = [
     eliminate_common_subexpressions,
     eliminate_dead_nodes,
     globalize_pools,
+    # exporters' elementwise products back to one activation (before Div/Mul by constants become affine)
+    fuse_gated_activations,
     # fuse into Conv / Dense: weights and bias first, then what comes after them
     fuse_dense,
     fold_transpose_into_dense,
@@ -69,6 +72,7 @@ __all__ = [
     "fuse_activation",
     "fuse_bias",
     "fuse_dense",
+    "fuse_gated_activations",
     "globalize_pools",
     "graph_pass",
     "move_maxpool_before_activation",

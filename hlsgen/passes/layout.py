@@ -28,7 +28,8 @@ def cancel_transposes_reshapes(graph: Graph) -> bool:
 
 
 # activations that map every element alone, with no per-channel parameter: they commute with a Reshape
-ELEMENTWISE_ACTIVATIONS = ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Elu", "Selu")
+ELEMENTWISE_ACTIVATIONS = ("Relu", "Clip", "LeakyRelu", "Sigmoid", "HardSigmoid", "HardSwish", "Elu", "Selu", "Tanh",
+                           "Softplus", "Softsign", "Erf", "SiLU", "Mish", "Gelu")
 
 
 @graph_pass

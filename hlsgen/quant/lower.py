@@ -294,6 +294,7 @@ class _Lowering:
         self._tabulate(node)
 
     _lower_HardSigmoid = _lower_HardSwish = _lower_LeakyRelu = _lower_Elu = _lower_Selu = _lower_Sigmoid
+    _lower_Tanh = _lower_Softplus = _lower_Softsign = _lower_Erf = _lower_SiLU = _lower_Mish = _lower_Gelu = _lower_Sigmoid
 
     def _tabulate(self, node: Node) -> None:
         """Any elementwise function of a narrow integer becomes a lookup table, exact by construction."""

@@ -156,6 +156,37 @@ class _Exporter:
         out_scale = self.const(f"{node.name}__out_scale", np.float32(self.quant[node.outputs[0]].scale))
         self.add("Mul", [levels, out_scale], out, node.name)
 
+    def _op_SiLU(self, node: Node, out: str) -> None:
+        """x * Sigmoid(x) (a float product inside the fused op: its lookup table has no inner quantization)."""
+        gate = self.add("Sigmoid", [node.inputs[0]], f"{node.name}__gate", f"{node.name}/sigmoid")
+        self.add("Mul", [node.inputs[0], gate], out, node.name)
+
+    def _op_Mish(self, node: Node, out: str) -> None:
+        """x * Tanh(Softplus(x)): Mish is opset 18."""
+        soft = self.add("Softplus", [node.inputs[0]], f"{node.name}__softplus", f"{node.name}/softplus")
+        gate = self.add("Tanh", [soft], f"{node.name}__gate", f"{node.name}/tanh")
+        self.add("Mul", [node.inputs[0], gate], out, node.name)
+
+    def _op_Gelu(self, node: Node, out: str) -> None:
+        """0.5 x (1 + erf(x / sqrt 2)), or the tanh form: Gelu is opset 20."""
+        x, name = node.inputs[0], node.name
+        if node.attrs.approximate == "tanh":
+            cube = self.add("Mul", [self.add("Mul", [x, x], f"{name}__sq", f"{name}/sq"), x], f"{name}__cube",
+                            f"{name}/cube")
+            inner = self.add("Add", [x, self.add("Mul", [cube, self.const(f"{name}__k", np.float32(0.044715))],
+                                                 f"{name}__kcube", f"{name}/kcube")], f"{name}__inner", f"{name}/inner")
+            scaled = self.add("Mul", [inner, self.const(f"{name}__c", np.float32(math.sqrt(2 / math.pi)))],
+                              f"{name}__scaled", f"{name}/scaled")
+            curve = self.add("Tanh", [scaled], f"{name}__curve", f"{name}/tanh")
+        else:
+            scaled = self.add("Div", [x, self.const(f"{name}__sqrt2", np.float32(math.sqrt(2)))], f"{name}__scaled",
+                              f"{name}/div")
+            curve = self.add("Erf", [scaled], f"{name}__curve", f"{name}/erf")
+        one_plus = self.add("Add", [curve, self.const(f"{name}__one", np.float32(1))], f"{name}__one_plus",
+                            f"{name}/add")
+        half = self.add("Mul", [x, self.const(f"{name}__half", np.float32(0.5))], f"{name}__half_x", f"{name}/half")
+        self.add("Mul", [half, one_plus], out, name)
+
     def _op_Softmax(self, node: Node, out: str) -> None:
         if len(node.attrs.axes) != 1:
             raise ValueError(f"{node.name}: a Softmax over several axes has no opset-{OPSET} form")

@@ -40,6 +40,13 @@ def _wide_feed(seed=0):
         ("Elu", 6, {"alpha": 0.3}),
         ("Selu", 6, {}),
         ("Selu", 6, {"alpha": 1.2, "gamma": 0.8}),
+        ("Tanh", 13, {}),
+        ("Softplus", 13, {}),
+        ("Softsign", 13, {}),
+        ("Erf", 13, {}),
+        ("Mish", 18, {}),
+        ("Gelu", 20, {}),
+        ("Gelu", 20, {"approximate": "tanh"}),
     ],
 )
 def test_activation_matches_onnxruntime(op, opset, attrs):
@@ -123,3 +130,16 @@ def test_elu_and_selu_do_not_overflow_on_large_inputs(op):
     with np.errstate(over="raise", invalid="raise"):
         got = run_graph(graph, {"x": x})["y"]
     assert np.isfinite(got).all() and got[0] < 0 and got[2] == 0
+
+
+def test_softplus_does_not_overflow_at_large_magnitudes():
+    x = np.array([-200.0, -30.0, 0.0, 30.0, 200.0], np.float32)
+    graph = import_model(_single_op_model("Softplus", 13, shape=[5]))
+    with np.errstate(over="raise", invalid="raise"):
+        got = run_graph(graph, {"x": x})["y"]
+    np.testing.assert_allclose(got, [0.0, np.exp(-30.0), np.log(2.0), 30.0, 200.0], rtol=1e-6, atol=1e-30)
+
+
+def test_a_gelu_approximation_onnx_does_not_define_is_refused_by_name():
+    with pytest.raises(UnsupportedOpsError, match="approximate='fast'"):
+        import_model(_single_op_model("Gelu", 20, approximate="fast"))
