@@ -100,7 +100,7 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
         op = str(rng.choice(HOST_OPS))
         shapes = replace(spec, layers=tuple(layers)).shapes()
         if len(shapes[at]) != 3 and op == "InstanceNormalization":
-            op = "Softsign"
+            op = "Atan"
         layers = layers[:at] + [LayerSpec("host", {"op": op})] + layers[at:]
     form = rng.random()
     dynamic = "batch" if form < p else "hw" if form < 1.6 * p else ""

@@ -199,7 +199,20 @@ class _Builder:
                              beta=float(np.float32(rng.uniform(0.3, 0.7))))
         if kind == "elu":
             return self.node("Elu", [x], "elu", alpha=float(np.float32(rng.uniform(0.5, 1.5))))
-        op = {"sigmoid": "Sigmoid", "hardswish": "HardSwish", "selu": "Selu"}[kind]
+        if kind in ("silu", "hardswish_mul", "mish"):  # as exporters write them: x times a gate of x
+            if kind == "mish":
+                gate = self.node("Tanh", [self.node("Softplus", [x], "softplus")], "tanh")
+            elif kind == "silu":
+                gate = self.node("Sigmoid", [x], "sigmoid")
+            else:
+                gate = self.node("HardSigmoid", [x], "hsig", alpha=1 / 6, beta=0.5)
+            return self.node("Mul", [x, gate] if rng.random() < 0.5 else [gate, x], kind)
+        if kind == "gelu":  # PyTorch's nn.GELU before opset 20
+            scaled = self.node("Div", [x, self.const("sqrt2", np.float32(np.sqrt(2)))], "gelu_div")
+            one_plus = self.node("Add", [self.node("Erf", [scaled], "erf"), self.const("one", np.float32(1))], "gelu_add")
+            product = self.node("Mul", [x, one_plus], "gelu_mul")
+            return self.node("Mul", [product, self.const("half", np.float32(0.5))], "gelu")
+        op = {"sigmoid": "Sigmoid", "hardswish": "HardSwish", "selu": "Selu", "tanh": "Tanh", "softplus": "Softplus"}[kind]
         return self.node(op, [x], op.lower())
 
     def _pool(self, p: dict, x: str, shape, rng) -> str:

@@ -12,13 +12,13 @@ import yaml
 
 ANNOTATIONS = ("float", "qdq", "qonnx")
 ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid", "hardsigmoid", "hardswish", "elu",
-               "selu")
+               "selu", "tanh", "softplus", "silu", "hardswish_mul", "mish", "gelu")
 # the layer kinds that take a feature map (C, H, W); "dense" and "act" take a vector (F,)
 MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
 # layers the generator inserts with the exporter-like features (generator._features): a host op between
 # accelerator layers ("host", shape-preserving; InstanceNormalization on maps only) and a nearest upsampling
 # ("resize", its sizes constant or computed by exporter shape code)
-HOST_OPS = ("InstanceNormalization", "Erf", "Sin", "Softsign")
+HOST_OPS = ("InstanceNormalization", "Cos", "Sin", "Atan")
 EXTRA_KINDS = ("host", "resize")
 # post-processing ops of an output head (ModelSpec.outputs), on the host unless the accelerator takes them;
 # argmax and topk end a head (topk gives two outputs: values and indices)
