@@ -124,8 +124,8 @@ def test_shrinking_keeps_heads_on_their_layers():
     spec = replace(spec, outputs=(spec.outputs[0], spec.outputs[1].with_params(at=3)))
     candidates = list(candidates_of(spec))
     assert replace(spec, dynamic="") in candidates and replace(spec, outputs=()) in candidates
-    without_erf = [c for c in candidates if len(c.layers) == 2 and all(l.kind == "conv" for l in c.layers)]
-    assert without_erf and without_erf[0].outputs[1]["at"] == 2  # the head still reads the last conv
+    without_host = [c for c in candidates if len(c.layers) == 2 and all(l.kind == "conv" for l in c.layers)]
+    assert without_host and without_host[0].outputs[1]["at"] == 2  # the head still reads the last conv
     assert all(c.shapes() is not None for c in candidates if c.outputs == spec.outputs)
     first_only = [c for c in candidates if c.layers == spec.layers[1:]]
     assert first_only and first_only[0].shapes() is not None
@@ -174,3 +174,16 @@ def test_segments_with_rtl_are_simulated(tmp_path):
     assert (result.outcome, result.rtl) == ("ok", True), result
     segments = sorted((tmp_path / "model-0" / "out" / "segments").iterdir())
     assert len(segments) == 2 and all((s / "rtl").is_dir() for s in segments)
+
+
+# the lookup-table activations of issue 26, the gated ones as exporters write them (x times a gate of x)
+TABLE_ACTIVATIONS = ("tanh", "softplus", "silu", "hardswish_mul", "mish", "gelu")
+
+
+def test_every_lookup_table_activation_passes_the_runner(tmp_path):
+    """Each drawn as the fuzzer draws it, after a Conv and in QDQ form, through the runner's checks."""
+    specs = [ModelSpec(seed=i, shape=(3, 6, 6), annotation=("float", "qdq")[i % 2],
+                       layers=(LayerSpec("conv", dict(CONV, act=kind)), LayerSpec("conv", CONV)))
+             for i, kind in enumerate(TABLE_ACTIVATIONS)]
+    results = run_all([(s, False) for s in specs], tmp_path, workers=2, timeout=300, portable=True)
+    assert [(r.outcome, r.message) for r in results] == [("ok", "")] * len(specs)
