@@ -1,4 +1,6 @@
-"""Pooling: N-d MaxPool and AveragePool (pads, strides, dilations, ceil_mode), and the global pools."""
+"""Pooling: N-d MaxPool and AveragePool (pads, strides, dilations, ceil_mode), the global pools, and a ReduceMean
+or ReduceMax over exactly the spatial axes (PyTorch's `x.mean([2, 3])`, `x.mean(dim=2)` of a 1-D map) as the global
+pool it is."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -8,6 +10,7 @@ import numpy as np
 from ..ir import Node
 from .common import pad_spatial, resolve_auto_pad, windows
 from .registry import NoAttrs, UnsupportedAttribute, kernel, onnx_importer
+from .shape import ReshapeAttrs
 
 
 @dataclass(frozen=True)
@@ -115,3 +118,29 @@ def global_max_pool(_: NoAttrs, x: np.ndarray) -> np.ndarray:
 @onnx_importer("GlobalAveragePool", "GlobalMaxPool")
 def import_global_pool(node, ctx) -> list[Node]:
     return [Node(ctx.node_name(node), node.op_type, (node.input[0],), (node.output[0],), NoAttrs())]
+
+
+@onnx_importer("ReduceMean", "ReduceMax")
+def import_spatial_reduce(node, ctx) -> list[Node]:
+    """A reduction over every spatial axis and nothing else is a global pool (then a Reshape to N x C without
+    keepdims); any other reduction runs on the host."""
+    x, y = node.input[0], node.output[0]
+    shape, attrs = ctx.shape(x), ctx.attrs(node)
+    if ctx.opset >= 18:  # axes became an input
+        given = ctx.require_constant(node, 1, "axes")
+        axes = None if given is None else [int(a) for a in np.ravel(given)]
+    else:
+        axes = attrs.get("axes")
+    if not axes and attrs.get("noop_with_empty_axes", 0):
+        raise UnsupportedAttribute("an empty `axes` with noop_with_empty_axes is an identity")
+    rank = len(shape)
+    reduced = sorted(a % rank for a in axes) if axes else list(range(rank))
+    if rank < 3 or reduced != list(range(2, rank)):
+        raise UnsupportedAttribute(f"it reduces axes {reduced} of a rank-{rank} tensor; only a reduction over "
+                                   "exactly the spatial axes (a global pool) runs on the accelerator")
+    op = "GlobalAveragePool" if node.op_type == "ReduceMean" else "GlobalMaxPool"
+    if attrs.get("keepdims", 1):
+        return [Node(ctx.node_name(node), op, (x,), (y,), NoAttrs())]
+    pooled = ctx.graph.fresh_name(f"{y}_pooled")
+    return [Node(ctx.node_name(node), op, (x,), (pooled,), NoAttrs()),
+            Node(ctx.node_name(node, "_flatten"), "Reshape", (pooled,), (y,), ReshapeAttrs(tuple(shape[:2])))]

@@ -116,3 +116,33 @@ def test_pool_window_larger_than_input_is_unsupported():
     model = make_model([node], [tensor_value("x", [1, 1, 4, 6])], [tensor_value("y", [1, 1, 0, 2])])
     with pytest.raises(UnsupportedOpsError, match="'ap' \\(AveragePool.*larger than the padded input"):
         import_model(model)
+
+
+def _reduce_model(op, shape, axes, keepdims=1, opset=13):
+    """`op` over `axes`: an attribute before opset 18, a constant input from 18."""
+    inits, inputs, attrs = {}, ["x"], {"keepdims": keepdims}
+    if opset >= 18:
+        inits["axes"] = np.array(axes, np.int64)
+        inputs.append("axes")
+    else:
+        attrs["axes"] = axes
+    node = helper.make_node(op, inputs, ["y"], name="reduce", **attrs)
+    return make_model([node], [tensor_value("x", list(shape))], [tensor_value("y", None)], inits, opset=opset)
+
+
+@pytest.mark.parametrize("op", ["ReduceMean", "ReduceMax"])
+@pytest.mark.parametrize("shape, axes", [((1, 4, 5, 6), [2, 3]), ((1, 4, 5, 6), [-1, -2]), ((1, 6, 20), [2])],
+                         ids=["2d", "negative_axes", "1d"])
+@pytest.mark.parametrize("keepdims, opset", [(1, 13), (0, 13), (0, 18)])
+def test_a_reduction_over_the_spatial_axes_is_a_global_pool(op, shape, axes, keepdims, opset):
+    """PyTorch's x.mean([2, 3]) and x.mean(dim=2) of a 1-D map: a global pool (and a Reshape to N x C)."""
+    graph = assert_close_to_ort(_reduce_model(op, shape, axes, keepdims, opset))
+    pools = [n for n in graph.nodes.values() if n.op.startswith("Global")]
+    assert [n.op for n in pools] == ["GlobalAveragePool" if op == "ReduceMean" else "GlobalMaxPool"]
+    assert graph.shape("y") == (shape[:2] + (1,) * (len(shape) - 2) if keepdims else shape[:2])
+
+
+@pytest.mark.parametrize("axes", [[1], [1, 2, 3], [3]])
+def test_another_reduction_is_refused_naming_its_axes(axes):
+    with pytest.raises(UnsupportedOpsError, match=r"reduces axes \[.*\] of a rank-4 tensor"):
+        import_model(_reduce_model("ReduceMean", (1, 4, 5, 6), axes))

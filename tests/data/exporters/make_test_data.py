@@ -272,6 +272,123 @@ class ClsHeadDecode(nn.Module):
 
 # ---------------------------------------------------------------- calibration data
 
+# ---------------------------------------------------------------- h. U-Net-style decoder (ConvTranspose)
+
+class UNetDecoder(nn.Module):
+    """A two-level encoder and its decoder: learned upsampling by ConvTranspose2d (k 2 s 2, and k 4 s 2 p 1 as
+    edge and text-segmentation nets use), skip Concats, a 1x1 mask head with Sigmoid."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = conv_bn(3, 8)
+        self.enc2 = conv_bn(8, 16, stride=2)
+        self.enc3 = conv_bn(16, 24, stride=2)
+        self.up2 = nn.ConvTranspose2d(24, 16, 2, stride=2)
+        self.dec2 = conv_bn(32, 16)
+        self.up1 = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+        self.dec1 = conv_bn(16, 8)
+        self.head = nn.Conv2d(8, 1, 1)
+
+    def forward(self, x):
+        e1 = self.enc1(x)
+        e2 = self.enc2(e1)
+        e3 = self.enc3(e2)
+        d2 = self.dec2(torch.cat([self.up2(e3), e2], dim=1))
+        d1 = self.dec1(torch.cat([self.up1(d2), e1], dim=1))
+        return torch.sigmoid(self.head(d1))
+
+
+# ---------------------------------------------------------------- i. MobileNetV3 blocks (SE, HardSwish)
+
+class SqueezeExcite(nn.Module):
+    def __init__(self, c: int, squeeze: int):
+        super().__init__()
+        self.reduce, self.expand = nn.Conv2d(c, squeeze, 1), nn.Conv2d(squeeze, c, 1)
+
+    def forward(self, x):
+        s = F.adaptive_avg_pool2d(x, 1)
+        return x * F.hardsigmoid(self.expand(F.relu(self.reduce(s))))
+
+
+class InvertedResidualSE(nn.Module):
+    def __init__(self, cin: int, expand: int, cout: int, k: int, stride: int):
+        super().__init__()
+        self.expand = conv_bn(cin, expand, 1, act=nn.Hardswish)
+        self.depthwise = conv_bn(expand, expand, k, stride, act=nn.Hardswish, groups=expand)
+        self.se = SqueezeExcite(expand, max(8, expand // 4))
+        self.project = conv_bn(expand, cout, 1, act=None)
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.project(self.se(self.depthwise(self.expand(x))))
+        return x + y if self.residual else y
+
+
+class MobileNetV3Small(nn.Module):
+    """torchvision's MobileNetV3 building blocks, small: HardSwish (opset 13 exports it as x * HardSigmoid(x)),
+    squeeze-and-excitation (GlobalAveragePool -> 1x1 convs -> HardSigmoid -> Mul by the map), residual Add."""
+
+    def __init__(self, classes: int = 10):
+        super().__init__()
+        self.stem = conv_bn(3, 16, 3, 2, act=nn.Hardswish)
+        self.blocks = nn.Sequential(InvertedResidualSE(16, 32, 16, 3, 1), InvertedResidualSE(16, 48, 24, 5, 2),
+                                    InvertedResidualSE(24, 64, 24, 3, 1))
+        self.head = conv_bn(24, 64, 1, act=nn.Hardswish)
+        self.fc = nn.Linear(64, classes)
+
+    def forward(self, x):
+        x = self.head(self.blocks(self.stem(x)))
+        return self.fc(torch.flatten(F.adaptive_avg_pool2d(x, 1), 1))
+
+
+# ---------------------------------------------------------------- j. FPN with bilinear upsampling
+
+class FPNBilinear(nn.Module):
+    """A segmentation FPN (DeepLab/PANet-like): top-down F.interpolate(mode="bilinear") with align_corners False
+    (half_pixel) and True, and a 4x bilinear upsampling of the logits to the input size."""
+
+    def __init__(self, ch: int = 16, classes: int = 4):
+        super().__init__()
+        self.c2 = nn.Sequential(conv_bn(3, 16, stride=2), conv_bn(16, 16))
+        self.c3 = conv_bn(16, 24, stride=2)
+        self.c4 = conv_bn(24, 32, stride=2)
+        self.lat = nn.ModuleList([nn.Conv2d(c, ch, 1) for c in (16, 24, 32)])
+        self.fuse = conv_bn(ch, ch)
+        self.cls = nn.Conv2d(ch, classes, 1)
+
+    def forward(self, x):
+        c2 = self.c2(x)
+        c3 = self.c3(c2)
+        c4 = self.c4(c3)
+        p3 = self.lat[1](c3) + F.interpolate(self.lat[2](c4), scale_factor=2, mode="bilinear", align_corners=False)
+        p2 = self.lat[0](c2) + F.interpolate(p3, scale_factor=2, mode="bilinear", align_corners=True)
+        logits = self.cls(self.fuse(p2))
+        return F.interpolate(logits, scale_factor=2, mode="bilinear", align_corners=False)
+
+
+# ---------------------------------------------------------------- k. 1-D depthwise-separable audio net (GELU)
+
+class DWSeparableAudio1d(nn.Module):
+    """A keyword-spotting-style 1-D net on 40 mel bands: kernel 33 depthwise-separable blocks, dilations 2 and
+    4, GELU (exported before opset 20 as x * 0.5 * (1 + Erf(x / sqrt 2))), GAP, Linear."""
+
+    def __init__(self, mels: int = 40, ch: int = 48, classes: int = 12):
+        super().__init__()
+
+        def block(cin, cout, k, dilation, stride=1):
+            return nn.Sequential(nn.Conv1d(cin, cin, k, stride, dilation * (k // 2), dilation, groups=cin, bias=False),
+                                 nn.BatchNorm1d(cin), nn.Conv1d(cin, cout, 1, bias=False), nn.BatchNorm1d(cout),
+                                 nn.GELU())
+
+        self.front = nn.Sequential(nn.Conv1d(mels, ch, 3, padding=1, bias=False), nn.BatchNorm1d(ch), nn.GELU())
+        self.blocks = nn.Sequential(block(ch, ch, 33, 1, 2), block(ch, ch, 9, 2), block(ch, 64, 9, 4))
+        self.fc = nn.Linear(64, classes)
+
+    def forward(self, x):
+        x = self.blocks(self.front(x))
+        return self.fc(x.mean(dim=2))
+
+
 def smooth_images(rng: np.random.Generator, n: int, c: int, h: int, w: int) -> np.ndarray:
     """Natural-ish images in [0, 1]: coarse random fields upsampled bilinearly plus a little noise, on the
     256 levels of an 8-bit image (k / 255)."""
@@ -300,6 +417,20 @@ def iq_signals(rng: np.random.Generator, n: int, length: int) -> np.ndarray:
                                                       + rng.uniform(0, 2 * np.pi)))
         sig += (rng.normal(0, 0.05, length) + 1j * rng.normal(0, 0.05, length))
         out[i, 0], out[i, 1] = sig.real, sig.imag
+    return out
+
+
+def log_mels(rng: np.random.Generator, n: int, mels: int, frames: int) -> np.ndarray:
+    """Log-mel spectrogram-like inputs: a smooth spectral envelope, formant-like bands drifting over time, noise;
+    standardized per sample as keyword-spotting front ends do."""
+    out = np.empty((n, mels, frames), np.float32)
+    bands, times = np.arange(mels)[:, None], np.arange(frames)[None, :]
+    for i in range(n):
+        x = -0.05 * bands + rng.normal(0, 0.3, (mels, frames))
+        for _ in range(3):
+            centre = rng.uniform(5, mels - 5) + rng.uniform(-4, 4) * np.sin(times / rng.uniform(10, 40))
+            x += rng.uniform(1, 3) * np.exp(-((bands - centre) ** 2) / rng.uniform(2, 8))
+        out[i] = (x - x.mean()) / x.std()
     return out
 
 
@@ -362,6 +493,30 @@ def _ssd(rng):
           output_names=["topk_scores", "topk_indices", "class_ids", "image_scores", "distances", "total_area"])
 def _cls_head(rng):
     return ClsHeadDecode(), smooth_images(rng, N_CALIB, 3, 64, 64)
+
+
+@register("unet_decoder", "U-Net decoder: ConvTranspose2d (k 2 s 2; k 4 s 2 p 1), skip Concat, Sigmoid mask",
+          input_names=["input"], output_names=["mask"])
+def _unet(rng):
+    return UNetDecoder(), smooth_images(rng, N_CALIB, 3, 64, 64)
+
+
+@register("se_mobilenetv3", "MobileNetV3: HardSwish as x * HardSigmoid(x) (opset 13), squeeze-and-excitation Mul by a "
+          "per-channel vector, depthwise 3x3/5x5, residual Add, GAP, Gemm", input_names=["input"], output_names=["logits"])
+def _mbv3(rng):
+    return MobileNetV3Small(), smooth_images(rng, N_CALIB, 3, 64, 64)
+
+
+@register("fpn_bilinear", "segmentation FPN: Resize linear (half_pixel and align_corners) by scale 2, logits upsampled",
+          input_names=["input"], output_names=["logits"])
+def _fpn_bilinear(rng):
+    return FPNBilinear(), smooth_images(rng, N_CALIB, 3, 64, 64)
+
+
+@register("dwsep_audio1d", "1-D depthwise-separable (k 33 stride 2, k 9 dilation 2 and 4), GELU as Erf, ReduceMean, Gemm",
+          input_names=["mels"], output_names=["logits"])
+def _dwsep(rng):
+    return DWSeparableAudio1d(), log_mels(rng, N_CALIB, 40, 128)
 
 
 def export_one(index: int, name: str, factory, export_kwargs: dict) -> tuple[Path, onnx.ModelProto]:
