@@ -26,7 +26,8 @@ from hlsgen.rtl.sim import sim_build_dir, simulate  # noqa: E402
 DATA = ROOT / "tests" / "data" / "exporters"
 MODELS = {"fpn_detector": ["--input-shape", "input:1x3x64x64"], "ssd_uint8_nhwc": [], "shufflenet_block": [],
           "conv1d_audio": [], "espcn_sr": ["--input-shape", "input:1x1x32x32"], "focus_silu": [],
-          "cls_head_decode": []}
+          "cls_head_decode": [], "unet_decoder": ["--max-host-macs", "100"], "se_mobilenetv3": [],
+          "fpn_bilinear": [], "dwsep_audio1d": []}
 
 
 def segments_of(out: Path) -> dict[str, Path]:

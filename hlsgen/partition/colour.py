@@ -56,7 +56,9 @@ def colour(model: onnx.ModelProto, types: dict[str, TensorType], values: Values,
             sub = stage_model(model, segment, types, "probe")
             feeds = {k: v[:PROBE_SAMPLES] for k, v in values(list(segment.inputs)).items()}
             macs_free = {n for n in segment.nodes if partition.node_macs.get(n, 0) == 0}
-            for name, why in refused(sub, feeds, target, macs_free).items():
+            joins = {n.name for n in sub.graph.node if n.name in macs_free and set(n.input) & set(segment.inputs)} \
+                if len(segment.inputs) > 1 else set()
+            for name, why in refused(sub, feeds, target, macs_free, joins).items():
                 moved.add(name)
                 refusals[name] = why
         if not moved:
@@ -66,11 +68,13 @@ def colour(model: onnx.ModelProto, types: dict[str, TensorType], values: Values,
 
 
 def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
-            macs_free: set[str] = frozenset()) -> dict[str, str]:
+            macs_free: set[str] = frozenset(), joins: set[str] = frozenset()) -> dict[str, str]:
     """The nodes of segment model `sub` the build's import, quantization or mapping refuses, with why;
     empty when it builds (or when an error names no node: the build itself then reports it). A node of
     `macs_free` (a layout move, an activation) that the RTL lacks is refused too: on the host it costs
-    little, and the segment keeps its RTL (a layer with MACs stays, its segment without RTL)."""
+    little, and the segment keeps its RTL (a layer with MACs stays, its segment without RTL). When the
+    segment's maps do not fit, the `joins` (MAC-free nodes reading its several inputs, as a Concat of two host
+    tensors) go to the host: several inputs stream in whole, one input can stay in external memory in bands."""
     names = {n.name for n in sub.graph.node}
     try:
         graph = import_model(sub, name=sub.graph.name)
@@ -80,7 +84,11 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
         quantized = quantize(graph, feeds, BitConfig(8, 8))
         mapping = map_model(quantized.graph, target, program="rom")
     except HlsgenError as exc:
-        return {name: why for name, why in unimplemented(exc).items() if name in names}
+        found = {name: why for name, why in unimplemented(exc).items() if name in names}
+        if not found and isinstance(exc, MappingError):
+            return {name: f"it joins the segment's inputs, whose maps do not fit on chip together: {exc}"
+                    for name in joins}
+        return found
     try:
         compile_program(mapping, quantized.graph)
     except MappingError as exc:

@@ -14,7 +14,7 @@ from onnx import TensorProto, numpy_helper
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "exporters"
 NAMES = ["fpn_detector", "focus_silu", "shufflenet_block", "conv1d_audio", "espcn_sr", "ssd_uint8_nhwc",
-         "cls_head_decode"]
+         "cls_head_decode", "unet_decoder", "se_mobilenetv3", "fpn_bilinear", "dwsep_audio1d"]
 
 
 def load(name: str) -> onnx.ModelProto:
@@ -222,3 +222,43 @@ def test_cls_head_decode_needs_host_ops():
     top_s, top_i, cls, img, dist, area = session("cls_head_decode").run(None, {"input": x})
     assert top_i.max() < 64 and cls.max() < 4 and (dist > 0).all() and area[0] > 0
     assert (np.diff(top_s[0]) <= 0).all()
+
+
+def attributes(node: onnx.NodeProto) -> dict:
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def test_unet_decoder_upsamples_with_conv_transpose():
+    model = load("unet_decoder")
+    ups = [attributes(n) for n in model.graph.node if n.op_type == "ConvTranspose"]
+    assert [(u["kernel_shape"], u["strides"], u.get("pads", [0] * 4)) for u in ups] == [
+        ([2, 2], [2, 2], [0, 0, 0, 0]), ([4, 4], [2, 2], [1, 1, 1, 1])]
+    assert ops(model)["Concat"] == 2 and dims(model.graph.output[0]) == [1, 1, 64, 64]
+
+
+def test_se_mobilenetv3_has_hard_swish_as_a_product_and_squeeze_excitation():
+    model = load("se_mobilenetv3")
+    made_by = producers(model)
+    gates = [n for n in model.graph.node if n.op_type == "Mul" and {made_by[t].op_type for t in n.input if t in made_by}
+             & {"HardSigmoid"}]
+    hard_swish = [n for n in gates if made_by[n.input[1]].input[0] == n.input[0]]  # x * HardSigmoid(x)
+    squeeze = [n for n in gates if n not in hard_swish]  # x * HardSigmoid(conv(relu(conv(GAP(x)))))
+    assert len(hard_swish) == 8 and len(squeeze) == 3
+    assert {attributes(made_by[n.input[1]])["alpha"] for n in hard_swish + squeeze} == {np.float32(1 / 6)}
+    assert all("GlobalAveragePool" in upstream_ops(model, n.input[1]) for n in squeeze)
+
+
+def test_fpn_bilinear_resizes_linearly_in_both_coordinate_modes():
+    model = load("fpn_bilinear")
+    modes = sorted((attributes(n)["mode"], attributes(n)["coordinate_transformation_mode"])
+                   for n in model.graph.node if n.op_type == "Resize")
+    assert modes == [(b"linear", b"align_corners"), (b"linear", b"half_pixel"), (b"linear", b"half_pixel")]
+
+
+def test_dwsep_audio1d_has_gelu_as_erf_and_depthwise_1d_convs():
+    model = load("dwsep_audio1d")
+    assert dims(model.graph.input[0]) == [1, 40, 128]
+    convs = [attributes(n) for n in model.graph.node if n.op_type == "Conv"]
+    assert max(c["kernel_shape"][0] for c in convs) == 33 and {c.get("dilations", [1])[0] for c in convs} == {1, 2, 4}
+    assert sum(c.get("group", 1) > 1 for c in convs) == 3
+    assert ops(model)["Erf"] == 4 and ops(model)["ReduceMean"] == 1
