@@ -100,8 +100,27 @@ class _Lowering:
                 problems.append((node.name, exc))
         if problems:
             raise user_error(self.src, problems)
+        self._copy_inputs_of_depthwise_layers()
         self.dst.prune_tensors()
         return Lowered(self.dst, self.layers, self.ranges, self.host_softmax)
+
+    def _copy_inputs_of_depthwise_layers(self) -> None:
+        """A depthwise QConv reads a graph input through an identity QRequant: the accelerator's depthwise window
+        copies are filled by the writer, which the input stream does not pass (docs/hardware.md, "Depthwise
+        Conv"); the copy is one vector pass, in the model, the C++ and the RTL alike."""
+        for name in self.dst.inputs:
+            readers = [n for n in self.dst.consumers(name) if n.op == "QConv" and _depthwise(n, self.dst)]
+            if not readers:
+                continue
+            q = self._q(name)
+            copy = self.dst.fresh_name(f"{name}_window")
+            attrs = QRequantAttrs(q.zero_point, 1, 0, q.zero_point, q.qmin, q.qmax)
+            self.dst.add_node(Node(self.dst.fresh_name(f"{name}/window_copy"), "QRequant", (name,), (copy,), attrs))
+            self.dst.tensors[copy] = TensorInfo(copy, self.dst.shape(name), "int64")
+            self.dst.quant[copy] = q
+            for reader in readers:
+                inputs = tuple(copy if t == name else t for t in reader.inputs)
+                self.dst.replace_node(reader.name, reader.with_(inputs=inputs))
 
     # ---- helpers ---------------------------------------------------------------------------
     def act_quant(self, tensor: str) -> TensorQuant:
@@ -416,3 +435,9 @@ def _grid(value: float, quant: TensorQuant) -> int:
     if math.isinf(value):
         return quant.qmax if value > 0 else quant.qmin
     return int(np.clip(round(value / quant.scale) + quant.zero_point, quant.qmin, quant.qmax))
+
+
+def _depthwise(node: Node, graph: Graph) -> bool:
+    """A QConv of one input channel per group and one output per group (hlsgen.hw.mapping's depthwise mode)."""
+    groups, cin, cout = node.attrs.conv.group, graph.shape(node.inputs[0])[1], graph.shape(node.outputs[0])[1]
+    return groups > 1 and cin // groups == 1 and cout == groups
