@@ -49,3 +49,15 @@ def test_a_product_of_equal_shapes_lowers_and_a_row_broadcast_does_not():
     assert any(n.op == "QMul" for n in _quantize(product_model([1, 4, 3, 3])).nodes.values())
     with pytest.raises(HlsgenError, match="product"):
         _quantize(product_model([1, 4, 1, 3]))
+
+
+def test_a_relu_reading_the_product_alone_saturates_inside_the_qmul():
+    model = product_model([1, 4, 1, 1])
+    graph = model.graph
+    mul = next(n for n in graph.node if n.name == "product")
+    mul.output[0] = "m0"
+    graph.node.insert(list(graph.node).index(mul) + 1, helper.make_node("Relu", ["m0"], ["m"], name="clamp"))
+    quantized = _quantize(model)
+    (node,) = [n for n in quantized.nodes.values() if n.op == "QMul"]
+    assert node.outputs == ("m",) and "clamp" not in quantized.nodes
+    assert node.attrs.lo == max(quantized.quant["m"].zero_point, quantized.quant["m"].qmin)
