@@ -1,6 +1,7 @@
 """hg_vector_engine, the pooling and element-wise unit: random maps in a model of the banked activation
 memory (one cycle of read latency), every result lane exact against the integer reference:
-QAdd (int_ops.qadd), QMul (qmul; b a map of a's shape or one pixel per channel, cfg_b_one), QRequant (qrequant; also reading an upsampled map, as Resize does: resize_nearest),
+QAdd (int_ops.qadd), QMul (qmul; b a map of a's shape or one pixel per channel, cfg_b_one), QRequant
+(qrequant; also reading an upsampled map, as Resize does: resize_nearest),
 global average pool (qaverage_pool) and global max pool, and windowed pools of random geometry (kernel,
 stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
 (multiplier, shift) from a divisor table of random words per window count; and global pools over a map

@@ -138,4 +138,5 @@ def _elementwise(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> K
         arrays.append(CArray(h["table"], tensor_type(ctx.quant(y)), table,
                              f"output for every input level from {a.input_min}"))
     op = lambda s, call, c: f"{h['op_fn']}({', '.join(c.access(v) for v in call.args)})"  # noqa: E731
-    return nest_kernel(ctx, node, layer, nest, fn, "eltwise", h, {"qadd": op, "qmul": op, "requant": op, "lut": op}, {}, {}, arrays)
+    calls = {"qadd": op, "qmul": op, "requant": op, "lut": op}
+    return nest_kernel(ctx, node, layer, nest, fn, "eltwise", h, calls, {}, {}, arrays)
