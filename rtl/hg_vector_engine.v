@@ -1,6 +1,8 @@
 // The vector unit (docs/hardware.md): C lanes, one channel per lane, one element per lane per cycle,
 // in L = ceil(channels / C) passes over the map's pixels.
 //   OP_ADD  QAdd: a from one activation plane, b from the other, one output pixel per input pixel
+//   OP_MUL  QMul: as OP_ADD, the lanes requantizing the product (a - za) * (b - zb) (formed in the hold
+//           stage); cfg_b_one: b is one pixel per channel (a broadcast gate), read at its pixel 0
 //   OP_REQ  QRequant (and standalone Relu/Clip): one input
 //   OP_LUT  QLut: a table per lane
 //   OP_GAVG global average pool: sums over the pass, one output per pass
@@ -16,7 +18,7 @@
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize).
 // Windowed pools read tap (ky, kx) of output pixel (oy, ox) at (oy * sy + y0 + ky * dil_y, ox * sx + x0 +
 // kx * dil_x) of an in_h x in_w map: the pixel walk keeps the window origin, the tap counters its offset.
-// Pipeline: read (1), centre (1), accumulate/hold (1), lane (7): results reach the writer 10 cycles
+// Pipeline: read (1), centre (1), accumulate, multiply or hold (1), lane (7): results reach the writer 10 cycles
 // after their last read is issued, with their pixel and channel block.
 `default_nettype none
 module hg_vector_engine #(
@@ -53,6 +55,7 @@ module hg_vector_engine #(
     input  wire [ADDR_W-1:0]     cfg_b_base,
     input  wire [2:0]            cfg_a_lg,
     input  wire [2:0]            cfg_b_lg,
+    input  wire                  cfg_b_one,     // b holds one pixel per channel: its slots are one word apart
     input  wire [ADDR_W-1:0]     cfg_stride,    // H * W: one channel slot of the inputs
     input  wire [DIM_W-1:0]      cfg_w,
     input  wire [PIX_W-1:0]      cfg_pixels,    // H * W
@@ -114,9 +117,11 @@ module hg_vector_engine #(
     output wire [PW_W-1:0]       o_pj,
     output wire [C*D_W-1:0]      o_data
 );
-    localparam [2:0] OP_ADD = 3'd0, OP_LUT = 3'd2, OP_GAVG = 3'd3, OP_GMAX = 3'd4, OP_WAVG = 3'd5, OP_WMAX = 3'd6;
+    localparam [2:0] OP_ADD = 3'd0, OP_LUT = 3'd2, OP_GAVG = 3'd3, OP_GMAX = 3'd4, OP_WAVG = 3'd5, OP_WMAX = 3'd6,
+                     OP_MUL = 3'd7;
     // 1: OP_REQ
     localparam integer V_W = 32;
+    localparam integer P_W = Z_W + 2;  // a centred operand of a product: an element minus a zero point
     localparam integer TAG_W = 1 + CNT_W + 4 * DIM_W + 2 * PW_W;
     localparam [UP_W-1:0] UP_0 = {UP_W{1'b0}};
     localparam [31:0] C32 = C;
@@ -258,9 +263,9 @@ module hg_vector_engine #(
             wire [CNT_W+7:0] a_slot = channel >> cfg_a_lg;
             wire [CNT_W+7:0] b_slot = channel >> cfg_b_lg;
             wire [ADDR_W+CNT_W+7:0] a_off = a_slot * cfg_stride;
-            wire [ADDR_W+CNT_W+7:0] b_off = b_slot * cfg_stride;
+            wire [ADDR_W+CNT_W+7:0] b_off = cfg_b_one ? {{ADDR_W{1'b0}}, b_slot} : b_slot * cfg_stride;
             assign a_addr[c*ADDR_W +: ADDR_W] = cfg_a_base + a_off[ADDR_W-1:0] + pixel;
-            assign b_addr[c*ADDR_W +: ADDR_W] = cfg_b_base + b_off[ADDR_W-1:0] + pixel;
+            assign b_addr[c*ADDR_W +: ADDR_W] = cfg_b_base + b_off[ADDR_W-1:0] + (cfg_b_one ? {ADDR_W{1'b0}} : pixel);
             wire unused_off = ^{a_off[ADDR_W+CNT_W+7:ADDR_W], b_off[ADDR_W+CNT_W+7:ADDR_W]};
         end
     endgenerate
@@ -268,7 +273,15 @@ module hg_vector_engine #(
     wire out_now = window ? last_tap : (!global_pool || last_pixel);
     wire [TAG_W-1:0] tag0 = {last_pass && last_pixel, pass, global_pool ? {4*DIM_W+2*PW_W{1'b0}} : {oy, ox, py, px, pi, pj}};
 
-    // stage 0: the banks answer; stage 1: centred operands; stage 2: accumulate (pools) or hold
+    function automatic [V_W-1:0] product(input signed [P_W-1:0] a, input signed [P_W-1:0] b);
+        reg signed [2*P_W-1:0] ab;
+        begin
+            ab = a * b;
+            product = {{(V_W-2*P_W){ab[2*P_W-1]}}, ab};
+        end
+    endfunction
+
+    // stage 0: the banks answer; stage 1: centred operands; stage 2: accumulate (pools), multiply or hold
     reg             v0, v1, v2, first0, first1, emit0, emit1, on_map0;
     reg [DIV_W-1:0] div1, div2;
     reg [TAG_W-1:0] tag0_r, tag1, tag2;
@@ -303,6 +316,8 @@ module hg_vector_engine #(
                 else if (max_op)
                     va2[k*V_W +: V_W] <= (first1 || $signed(xa1[k*V_W +: V_W]) > $signed(va2[k*V_W +: V_W]))
                                          ? xa1[k*V_W +: V_W] : va2[k*V_W +: V_W];
+                else if (cfg_op == OP_MUL)
+                    va2[k*V_W +: V_W] <= product(xa1[k*V_W +: P_W], xb1[k*V_W +: P_W]);
                 else
                     va2[k*V_W +: V_W] <= xa1[k*V_W +: V_W];
             end

@@ -1,6 +1,7 @@
 """hg_vector_engine, the pooling and element-wise unit: random maps in a model of the banked activation
 memory (one cycle of read latency), every result lane exact against the integer reference:
-QAdd (int_ops.qadd), QRequant (qrequant; also reading an upsampled map, as Resize does: resize_nearest),
+QAdd (int_ops.qadd), QMul (qmul; b a map of a's shape or one pixel per channel, cfg_b_one), QRequant
+(qrequant; also reading an upsampled map, as Resize does: resize_nearest),
 global average pool (qaverage_pool) and global max pool, and windowed pools of random geometry (kernel,
 stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
 (multiplier, shift) from a divisor table of random words per window count; and global pools over a map
@@ -13,14 +14,15 @@ from cocotb.triggers import RisingEdge, Timer
 
 import cocotb
 from bench import build_root, config, pack, rng, run_bench, start, unpack
-from hlsgen.quant.int_ops import QAddAttrs, QAveragePoolAttrs, QRequantAttrs, qadd, qaverage_pool, qrequant
+from hlsgen.quant.int_ops import (QAddAttrs, QAveragePoolAttrs, QMulAttrs, QRequantAttrs, qadd, qaverage_pool, qmul,
+                                  qrequant)
 from hlsgen.ops.pool import PoolAttrs, max_pool, output_size
 from hlsgen.ops.resize import ResizeAttrs, resize_nearest
 from hlsgen.rtl.words import divisor_word
 from hlsgen.quant.arith import quantize_multiplier
 
 D_W, ADDR_W = 8, 10
-OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = 0, 1, 3, 4, 5, 6
+OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL = 0, 1, 3, 4, 5, 6, 7
 MAX_WINDOW = 4  # kernels up to 4x4: the divisor table has a word per count 0..16
 DIV_DEPTH = MAX_WINDOW * MAX_WINDOW + 1
 
@@ -68,12 +70,15 @@ def store(x: np.ndarray, base: int, lanes: int) -> dict:
 
 async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     np_rng = np.random.default_rng(gen.randrange(1 << 30))
-    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX])
+    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL])
     channels, h, w = gen.randint(1, 2 * lanes + 1), gen.randint(1, 5), gen.randint(1, 5)
     a_signed, b_signed, y_signed = gen.random() < 0.5, gen.random() < 0.5, gen.random() < 0.5
     qlo, qhi = (-128, 127) if y_signed else (0, 255)
     rand = lambda s: np_rng.integers(-128, 128, (1, channels, h, w)) if s else np_rng.integers(0, 256, (1, channels, h, w))  # noqa: E731
     a, b = rand(a_signed), rand(b_signed)
+    b_one = op == OP_MUL and gen.random() < 0.5  # a per-channel gate: one pixel per channel
+    if b_one:
+        b = b[:, :, :1, :1]
     up_y, up_x = (gen.randint(1, 3), gen.randint(1, 3)) if op == OP_REQ else (1, 1)
     # window fields of a 1x1 window (unused but by the windowed pools, which set their own)
     cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
@@ -81,7 +86,7 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
                cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w,
                cfg_passes=-(-channels // lanes), cfg_acc=0, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
                cfg_b_signed=int(b_signed), cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=qlo, cfg_hi=qhi,
-               cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
+               cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1, cfg_b_one=int(b_one))
     taps = 1
     if op == OP_ADD:
         attrs = QAddAttrs(gen.randint(-5, 5), gen.randint(-5, 5), gen.randint(1 << 14, (1 << 16) - 1),
@@ -89,6 +94,12 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
         want = qadd(attrs, a, b)[0]
         cfg.update(cfg_a_zp=attrs.a_zero_point, cfg_b_zp=attrs.b_zero_point, cfg_ma=attrs.a_multiplier,
                    cfg_mb=attrs.b_multiplier, cfg_shift=attrs.shift, cfg_zp=attrs.zero_point)
+    elif op == OP_MUL:
+        m, s = quantize_multiplier(gen.uniform(0.5, 2.0) / 256)
+        attrs = QMulAttrs(gen.randint(-300, 300), gen.randint(-300, 300), m, s, gen.randint(-3, 3), qlo, qhi)
+        want = qmul(attrs, a, b)[0]
+        cfg.update(cfg_a_zp=attrs.a_zero_point, cfg_b_zp=attrs.b_zero_point, cfg_ma=m, cfg_shift=s,
+                   cfg_zp=attrs.zero_point)
     elif op == OP_REQ:
         m, s = quantize_multiplier(gen.uniform(0.05, 2.0))
         attrs = QRequantAttrs(gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)

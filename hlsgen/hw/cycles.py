@@ -53,7 +53,7 @@ def window_pool_cycles(passes: int, pixels: int, taps: int) -> int:
 
 
 def vector_cycles(passes: int, positions: int) -> int:
-    """Global pools (positions = input pixels), QAdd, QRequant,
+    """Global pools (positions = input pixels), QAdd, QMul, QRequant,
     QLut (pixels; 1 for Dense-shaped tensors), Resize (output pixels): L * positions + VECTOR_LATENCY
     + LAYER_OVERHEAD."""
     return passes * positions + VECTOR_LATENCY + LAYER_OVERHEAD

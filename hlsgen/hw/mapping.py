@@ -2,7 +2,7 @@
 
 Conv and Dense run on the systolic array, fed by the line buffer (sliding windows formed on the fly, no
 im2col copy); depthwise Conv runs on the array in depthwise mode (docs/hardware.md); pooling, residual
-QAdd, global pooling, QRequant, QLut, nearest upsampling (Resize) and copies run on the vector unit;
+QAdd, QMul, global pooling, QRequant, QLut, nearest upsampling (Resize) and copies run on the vector unit;
 Reshape only changes addressing.
 Anything that does not fit (activation, weight or accumulator memory, line buffer, operand or
 accumulator width, device resources) raises MappingError naming the layer and what overflows.
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 ARRAY, VECTOR, NONE, DMA = "systolic_array", "vector_unit", "none", "dma"
 PROGRAM_SCHEMA = 3  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`
 WINDOW_POOLS = ("MaxPool",)
-ELEMENTWISE = ("QAdd", "QRequant", "QLut")
+ELEMENTWISE = ("QAdd", "QMul", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad")
 SWAP_ROWS_COLUMNS = (0, 1, 3, 2)  # the Transpose the vector unit runs (a pass over the output pixels)
 MAX_FUSED_POOL = 15  # the writer counts pooling windows in 4 bits

@@ -16,7 +16,7 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
   readers' taps are not padded; or, when it has fewer channels than R and the mapping packs it (when the
   image would live in external memory, hlsgen.hw.mapping.map_model), G = the power of two above its
   channels, the empty banks' lanes padded in its readers' taps (few_channel_banks).
-A QAdd reads both inputs in the same cycle, so they live in different planes. Maps are placed greedy by
+A QAdd or QMul reads both inputs in the same cycle, so they live in different planes. Maps are placed greedy by
 size, each at the lowest free address of its lifetime: two maps share addresses only if no layer needs both.
 
 A map the mapping keeps in external memory (hlsgen.hw.banding) has no place on chip: it has a `dram_base`,
@@ -32,7 +32,7 @@ from dataclasses import dataclass, fields
 from ..errors import MappingError
 from ..quant.params import TensorQuant
 
-
+TWO_MAP_OPS = ("QAdd", "QMul")  # vector ops that read two maps in the same cycle
 ALLOCATION_PASSES = 4
 
 
@@ -372,7 +372,7 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
         fmap.dram_base, fmap.dw_read = dram, False
         dram += fmap.words
     on_chip = [m for m in maps.values() if m.name not in external]
-    apart = [tuple(aliases.get(t, t) for t in layer.inputs) for layer in layers if layer.op == "QAdd"]
+    apart = [tuple(aliases.get(t, t) for t in layer.inputs) for layer in layers if layer.op in TWO_MAP_OPS]
     depths = allocate(on_chip, [(a, b) for a, b in apart if a != b], _apart_bands(layers, aliases, external), limits)
     dw_depth = allocate_copies(on_chip)
     taps = [layer.tiles.work.reduction for layer in layers if layer.kind == "depthwise"]

@@ -15,7 +15,7 @@ from dataclasses import replace
 from ..errors import MappingError
 from ..hw.mapping import ARRAY, LayerMap, Mapping
 from ..hw.target import Target
-from .ir import Access, Buffer, Call, E, Loop, LoopNest, Stmt
+from .ir import Access, Buffer, Call, E, Expr, Loop, LoopNest, Stmt
 from .legality import check
 from .transform import dataflow, localize, insert, partition, pipeline, reorder, stream, tile, unroll
 
@@ -180,13 +180,14 @@ def _output_stationary(layer: LayerMap, target: Target) -> LoopNest:
 
 # ---- vector unit -----------------------------------------------------------------------------------
 def _elementwise(layer: LayerMap, target: Target) -> LoopNest:
-    names = ("a", "b") if layer.op == "QAdd" else ("x",)
+    names = ("a", "b") if layer.op in ("QAdd", "QMul") else ("x",)
     bufs = tuple(_activation(n, shape, layer.bits[0], t, target)
                  for n, t, shape in zip(names, layer.inputs, layer.input_shapes))
     y = _activation("y", layer.output_shape, layer.bits[1], layer.output, target)
     channels, positions = y.shape
-    fn = {"QAdd": "qadd", "QRequant": "requant", "QLut": "lut"}[layer.op]
-    stmt = Stmt(Access("y", (E("c"), E("q"))), Call(fn, tuple(Access(n, (E("c"), E("q"))) for n in names)))
+    fn = {"QAdd": "qadd", "QMul": "qmul", "QRequant": "requant", "QLut": "lut"}[layer.op]
+    reads = tuple(Access(b.name, (E("c"), _pixel_of(b, positions))) for b in bufs)
+    stmt = Stmt(Access("y", (E("c"), E("q"))), Call(fn, reads))
     nest = LoopNest(layer.name, layer.op, layer.unit, bufs + (y,), (Loop("c", channels, (Loop("q", positions, (stmt,)),)),),
                     notes=("elementwise on the vector unit: C lanes over channels, one word of pixels per lane",))
     word = min(y.word, positions)
@@ -194,6 +195,11 @@ def _elementwise(layer: LayerMap, target: Target) -> LoopNest:
     ii = max(word, 2) if len(names) == 2 else word  # two reads and a write per lane on dual-port banks
     nest = pipeline(unroll(unroll(nest, "lane"), "q_in"), "q_word", ii)
     return _bank_channels(nest, names + ("y",), target)
+
+
+def _pixel_of(buffer: Buffer, positions: int) -> Expr:
+    """The pixel an elementwise op reads of an input: its own, or pixel 0 of a per-channel (broadcast) input."""
+    return E("q") if buffer.shape[1] == positions else E(0)
 
 
 def _pool(layer: LayerMap, target: Target) -> LoopNest:

@@ -77,6 +77,22 @@ class QAddAttrs:
 
 
 @dataclass(frozen=True)
+class QMulAttrs:
+    """y = saturate(rshift_round((a - za) * (b - zb) * multiplier, shift) + zero_point, lo, hi).
+
+    b is a's shape, or one value per channel ([N, C, 1, 1]) that every pixel of its channel reads.
+    """
+
+    a_zero_point: int
+    b_zero_point: int
+    multiplier: int
+    shift: int
+    zero_point: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
 class QAveragePoolAttrs:
     """Window sums of (x - input_zero_point), then per divisor count c:
     saturate(rshift_round(sum * M_c, s_c) + zero_point, lo, hi).
@@ -144,6 +160,13 @@ def qadd(a: QAddAttrs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
     total = (np.asarray(x, np.int64) - a.a_zero_point) * a.a_multiplier
     total = total + (np.asarray(y, np.int64) - a.b_zero_point) * a.b_multiplier
     return saturate(rshift_round(total, a.shift) + a.zero_point, a.lo, a.hi)
+
+
+@kernel("QMul", QMulAttrs)
+def qmul(a: QMulAttrs, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Product of two tensors on their own scales (y broadcast per channel), requantized to the output scale."""
+    product = (np.asarray(x, np.int64) - a.a_zero_point) * (np.asarray(y, np.int64) - a.b_zero_point)
+    return requantize(product, a.multiplier, a.shift, a.zero_point, a.lo, a.hi)
 
 
 @kernel("QAveragePool", QAveragePoolAttrs)

@@ -18,7 +18,8 @@ from ..ops.registry import evaluate
 from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
 from .channels import bound_channel_scales, channel_reach, clamp_bias
-from .int_ops import QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QRequantAttrs, Requant
+from .int_ops import (QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QMulAttrs, QRequantAttrs,
+                      Requant)
 from .lowering_errors import NoRange, NotLowerable, TooWide, requant_multiplier, user_error
 from .params import TensorQuant, WeightQuant, quantize_weights
 from .thresholds import fit_thresholds
@@ -280,13 +281,7 @@ class _Lowering:
         a, b = node.inputs
         if a in self.src.constants or b in self.src.constants:
             raise NotLowerable("adding a constant that no Conv/Dense bias absorbed")
-        out, lo_real, hi_real = node.outputs[0], -math.inf, math.inf
-        readers = self.src.consumers(out)
-        if out not in self.src.outputs and len(readers) == 1 and readers[0].op in ("Relu", "Clip"):
-            activation = readers[0]
-            self.absorbed.add(activation.name)
-            out = activation.outputs[0]
-            lo_real, hi_real = (0.0, math.inf) if activation.op == "Relu" else (activation.attrs.lo, activation.attrs.hi)
+        out, lo_real, hi_real = self._absorb_clamp(node)
         qa, qb, qy = self._q(a), self._q(b), self.act_quant(out)
         ra, rb = qa.scale / qy.scale, qb.scale / qy.scale
         shift = MULTIPLIER_BITS - math.frexp(max(ra, rb))[1]
@@ -296,6 +291,44 @@ class _Lowering:
         attrs = QAddAttrs(qa.zero_point, qb.zero_point, round(ra * (1 << shift)), round(rb * (1 << shift)),
                           shift, qy.zero_point, _grid(lo_real, qy), _grid(hi_real, qy))
         self._emit(Node(node.name, "QAdd", (a, b), (out,), attrs), qy)
+
+    def _lower_Mul(self, node: Node) -> None:
+        """A product of two maps, or of a map and one value per channel (squeeze-and-excitation's gate); a
+        Relu/Clip that alone reads it saturates inside the QMul."""
+        if any(t in self.src.constants for t in node.inputs):
+            raise NotLowerable("multiplying by a constant that no Conv/Dense absorbed")
+        a, b = self._map_then_gate(node)
+        out, lo_real, hi_real = self._absorb_clamp(node)
+        qa, qb, qy = self._q(a), self._q(b), self.act_quant(out)
+        multiplier, shift = requant_multiplier(qa.scale * qb.scale / qy.scale)
+        attrs = QMulAttrs(qa.zero_point, qb.zero_point, multiplier, shift, qy.zero_point, _grid(lo_real, qy),
+                          _grid(hi_real, qy))
+        self._emit(Node(node.name, "QMul", (a, b), (out,), attrs), qy)
+
+    def _map_then_gate(self, node: Node) -> tuple[str, str]:
+        """The inputs ordered (map, per-channel gate): b has a's shape or [N, C, 1, ...]."""
+        a, b = node.inputs
+        if self.src.shape(a) != self.src.shape(node.outputs[0]):
+            a, b = b, a
+        shape_a, shape_b = self.src.shape(a), self.src.shape(b)
+        per_channel = (len(shape_b) == len(shape_a) > 2 and tuple(shape_b[:2]) == tuple(shape_a[:2])
+                       and all(d == 1 for d in shape_b[2:]))
+        if tuple(shape_a) != tuple(shape_b) and not per_channel:
+            raise NotLowerable(f"a product of shapes {tuple(shape_a)} and {tuple(shape_b)}: hlsgen multiplies maps "
+                               "of one shape, or a map by one value per channel")
+        return a, b
+
+    def _absorb_clamp(self, node: Node) -> tuple[str, float, float]:
+        """(output, lo, hi): a Relu/Clip that alone reads the node's output is absorbed into its saturation."""
+        out = node.outputs[0]
+        readers = self.src.consumers(out)
+        if out in self.src.outputs or len(readers) != 1 or readers[0].op not in ("Relu", "Clip"):
+            return out, -math.inf, math.inf
+        activation = readers[0]
+        self.absorbed.add(activation.name)
+        if activation.op == "Relu":
+            return activation.outputs[0], 0.0, math.inf
+        return activation.outputs[0], activation.attrs.lo, activation.attrs.hi
 
     def _lower_Relu(self, node: Node) -> None:
         self._clamp(node, 0.0, math.inf)

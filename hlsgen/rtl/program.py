@@ -33,7 +33,7 @@ from ..hw.mapping import SWAP_ROWS_COLUMNS
 from ..hw.mapping import DMA as DMA_UNIT
 from ..hw.mapping import LayerMap, Mapping
 from ..hw.placement import MapPlacement as FeatureMap
-from ..hw.placement import map_shape
+from ..hw.placement import TWO_MAP_OPS, map_shape
 from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
@@ -44,9 +44,9 @@ from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE
                     param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a row of the move table
-OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX = range(7)
+OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL = range(8)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
-VECTOR_OPS = ("QAdd", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
+VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
               "Transpose")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
@@ -274,8 +274,8 @@ class _Compiler:
         for t in row.inputs:  # a Reshape only renames a map when a Dense reads it flattened
             if t in memory.aliases and not (node.op == "QDense" and len(self.graph.shape(t)) == 2):
                 self.fail(node, f"it reads {t!r}, a reshaped feature map; only a Dense layer may (as a Flatten)")
-        if node.op == "QAdd" and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
-            raise MappingError(f"a QAdd of {row.inputs[0]!r} with itself is not implemented in the RTL")
+        if node.op in TWO_MAP_OPS and memory.placement(row.inputs[0]) == memory.placement(row.inputs[1]):
+            raise MappingError(f"a {node.op} of {row.inputs[0]!r} with itself is not implemented in the RTL")
         output = memory.placement(row.output).name
         if row.kind == "grouped_conv":  # a table row per chunk of groups, writing its channels
             per = row.tiles.work.out_channels
@@ -463,6 +463,8 @@ class _Compiler:
             f.update(op=OP_ADD, b_base=b.base, b_lg=b.lg, b_plane=b.plane, b_signed=int(b.quant.signed),
                      a_zp=a_attrs.a_zero_point, b_zp=a_attrs.b_zero_point, ma=a_attrs.a_multiplier,
                      mb=a_attrs.b_multiplier, shift=a_attrs.shift, zp=a_attrs.zero_point, lo=a_attrs.lo, hi=a_attrs.hi)
+        elif node.op == "QMul":
+            self._product(layer, x, maps[layer.inputs[1]])
         elif node.op == "QRequant":
             f.update(op=OP_REQ, a_zp=a_attrs.input_zero_point, ma=a_attrs.multiplier, shift=a_attrs.shift,
                      zp=a_attrs.zero_point, lo=a_attrs.lo, hi=a_attrs.hi)
@@ -499,6 +501,18 @@ class _Compiler:
         if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:
             self.fail(node, "a multiplier or shift is out of the vector unit's range")
         self._pool_walk(layer)
+
+    def _product(self, layer: Layer, x: FeatureMap, b: FeatureMap) -> None:
+        """A QMul: the lanes requantize (a - za) * (b - zb); a per-channel b (one pixel) is read at its pixel 0
+        (b_one: b's pixel stays 0 and its channel slots are one word apart)."""
+        node, q = layer.node, layer.node.attrs
+        per_channel = b.height * b.width == 1 and x.height * x.width > 1
+        if b.channels != x.channels or not per_channel and (b.height, b.width) != (x.height, x.width):
+            self.fail(node, f"a product of a {x.channels}x{x.height}x{x.width} map and a {b.channels}x{b.height}x"
+                            f"{b.width} one is not implemented in the RTL")
+        layer.fields.update(op=OP_MUL, b_base=b.base, b_lg=b.lg, b_plane=b.plane, b_signed=int(b.quant.signed),
+                            b_one=int(per_channel), a_zp=q.a_zero_point, b_zp=q.b_zero_point, ma=q.multiplier,
+                            shift=q.shift, zp=q.zero_point, lo=q.lo, hi=q.hi)
 
     def _window_pool(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
         """A windowed MaxPool or average pool: the window's geometry, and an average's divisor table (one

@@ -71,7 +71,7 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("in_plane", 1), ("tr", cnt), ("tc", cnt), ("ts", cnt), ("pt", pix), ("pt_last", pix),
         ("w_base", rom["weights"]), ("w_bits", w["WB_W"]), ("tap_base", rom["taps"]), ("par_base", rom["params"]),
         ("neg", 1), ("dw", 1), ("dw_base", aw), ("in_slot", aw),
-        ("op", 3), ("a_base", aw), ("b_base", aw), ("a_lg", 3), ("b_lg", 3), ("stride", aw), ("vw", dim),
+        ("op", 3), ("a_base", aw), ("b_base", aw), ("a_lg", 3), ("b_lg", 3), ("b_one", 1), ("stride", aw), ("vw", dim),
         ("pixels", w["VPIX_W"]), ("up_x", UP_W), ("up_y", UP_W), ("src_w", dim), ("passes", cnt), ("acc", 1), ("a_zp", Z_W),
         ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1), ("ma", VEC_MULT_W), ("mb", VEC_MULT_W),
         ("shift", SHIFT_W), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),

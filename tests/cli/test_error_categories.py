@@ -16,7 +16,7 @@ from tests.cli.test_errors import assert_one_line_error, run_cli
 ROOT = Path(__file__).resolve().parents[2]
 DIGITS = str(ROOT / "examples" / "digits" / "digits.onnx")
 CALIB = str(ROOT / "examples" / "digits" / "calib.npz")
-INTERNAL_OPS = ("QConv", "QDense", "QAdd", "QRequant", "QLut", "QAveragePool", "opset 0")
+INTERNAL_OPS = ("QConv", "QDense", "QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "opset 0")
 
 
 def narrow_accumulator_target(tmp_path: Path) -> str:

@@ -5,8 +5,8 @@ from hlsgen.ops.conv import ConvAttrs
 from hlsgen.ops.pool import PoolAttrs
 from hlsgen.quant.arith import requantize
 from hlsgen.quant.int_ops import (
-    QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QRequantAttrs, Requant, qadd, qaverage_pool,
-    qconv, qdense, qlut, qrequant,
+    QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QMulAttrs, QRequantAttrs, Requant, qadd,
+    qaverage_pool, qconv, qdense, qlut, qmul, qrequant,
 )
 
 IDENTITY = Requant((1,), (0,), 0, -(1 << 40), 1 << 40)
@@ -64,6 +64,21 @@ def test_qadd_aligns_two_scales_with_one_shift():
     a = np.array([10, -10, 100])
     b = np.array([6, 3, 100])  # b - zb = 4, 1, 98
     assert qadd(attrs, a, b).tolist() == [12, -9, 127]  # 10+2, -10+0.5 -> -9.5 rounds half up to -9, saturated
+
+
+def test_qmul_requantizes_the_product_of_centred_operands():
+    attrs = QMulAttrs(3, -2, 1 << 14, 16, 1, -128, 127)  # y = (a - 3) * (b + 2) / 4 + 1
+    a, b = np.array([5, 1, 100, 3]), np.array([0, 1, 20, 7])
+    # 4/4 + 1; -6/4 = -1.5 rounds half up to -1, + 1; 97 * 22 / 4 saturates; 0 + 1
+    assert qmul(attrs, a, b).tolist() == [2, 0, 127, 1]
+
+
+def test_qmul_broadcasts_a_per_channel_gate_over_every_pixel():
+    rng = np.random.default_rng(5)
+    attrs = QMulAttrs(-4, 10, 40503, 21, -3, -128, 127)
+    x, gate = rng.integers(-128, 128, (2, 3, 4, 5)), rng.integers(-128, 128, (2, 3, 1, 1))
+    expected = requantize((x + 4) * (np.broadcast_to(gate, x.shape) - 10), 40503, 21, -3, -128, 127)
+    assert np.array_equal(qmul(attrs, x, gate), expected)
 
 
 def test_qaverage_pool_divides_by_counts_without_padding():

@@ -1,5 +1,5 @@
 """Vector-unit layers around their loop IR nests: windowed pools (pool.j2), global pools
-(global_pool.j2), elementwise QAdd / QRequant / QLut (eltwise.j2) and nearest upsampling (resize.j2)."""
+(global_pool.j2), elementwise QAdd / QMul / QRequant / QLut (eltwise.j2) and nearest upsampling (resize.j2)."""
 from __future__ import annotations
 
 import numpy as np
@@ -119,6 +119,13 @@ def _elementwise(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> K
         h.update(b_t=ctx.types[x2], ac_t=centred_type(qx), bc_t=centred_type(qx2), za=a.a_zero_point,
                  zb=a.b_zero_point, ma=literal(a.a_multiplier), mb=literal(a.b_multiplier), shift=a.shift,
                  zy=a.zero_point, lo=a.lo, hi=a.hi, rw=requant_width(node.name, bits, [a.shift]))
+    elif node.op == "QMul":
+        qx2 = ctx.quant(layer.inputs[1])
+        product_bits = centred_bits(qx) + centred_bits(qx2)
+        h.update(b_t=ctx.types[layer.inputs[1]], ac_t=centred_type(qx), bc_t=centred_type(qx2),
+                 pc_t=ap_type(product_bits, True), za=a.a_zero_point, zb=a.b_zero_point, m=literal(a.multiplier),
+                 shift=a.shift, zy=a.zero_point, lo=a.lo, hi=a.hi,
+                 rw=requant_width(node.name, product_bits + max(a.multiplier.bit_length(), 1) + 1, [a.shift]))
     elif node.op == "QRequant":
         h.update(ac_t=centred_type(qx), za=a.input_zero_point, ma=literal(a.multiplier), shift=a.shift,
                  zy=a.zero_point, lo=a.lo, hi=a.hi,
@@ -131,4 +138,5 @@ def _elementwise(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> K
         arrays.append(CArray(h["table"], tensor_type(ctx.quant(y)), table,
                              f"output for every input level from {a.input_min}"))
     op = lambda s, call, c: f"{h['op_fn']}({', '.join(c.access(v) for v in call.args)})"  # noqa: E731
-    return nest_kernel(ctx, node, layer, nest, fn, "eltwise", h, {"qadd": op, "requant": op, "lut": op}, {}, {}, arrays)
+    calls = {"qadd": op, "qmul": op, "requant": op, "lut": op}
+    return nest_kernel(ctx, node, layer, nest, fn, "eltwise", h, calls, {}, {}, arrays)

@@ -26,7 +26,7 @@ from .tokens import DMA_QUEUE, ENGINES, Queues, queues
 
 ARRAY, VECTOR, DMA = 0, 1, 2
 (OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY,
- OP_LOAD, OP_STORE) = range(12)
+ OP_LOAD, OP_STORE, OP_MUL) = range(13)
 NO_SLOT = 3  # a copy segment's output coordinate fed by no source coordinate (it is 0)
 
 # The fields of one program row (C++ `struct Row`, every field an int), with what each means.
@@ -36,8 +36,8 @@ ROW_FIELDS = (
     ("in_plane", "input map: plane"), ("in_base", "base address"), ("in_lg", "log2 of its channel banks"),
     ("in_c", "channels"), ("in_h", "height"), ("in_w", "width"),
     ("in_zp", "zero point (QLut: the table's first input)"),
-    ("b_plane", "second input (QAdd): plane"), ("b_base", "base address"), ("b_lg", "log2 of its banks"),
-    ("b_zp", "zero point"),
+    ("b_plane", "second input (QAdd, QMul): plane"), ("b_base", "base address"), ("b_lg", "log2 of its banks"),
+    ("b_zp", "zero point"), ("b_one", "one pixel per channel (a QMul's gate), read at pixel 0 of its channel"),
     ("dw", "array: depthwise mode (reads the depthwise window copies)"), ("dw_base", "input's copy address"),
     ("out_h", "rows computed (before a fused pool)"), ("out_w", "columns computed"), ("pixels", "out_h * out_w"),
     ("sy", "stride"), ("sx", "stride"), ("pad_t", "padding above"), ("pad_l", "padding left"),
@@ -233,6 +233,16 @@ class _Builder:
                  o_dw_base=out.dw_base, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
         return f
 
+    def _gate(self, f: dict, x, tensor: str) -> int:
+        """A QMul's second input: 1 when it is one pixel per channel (read at pixel 0), 0 when x's shape."""
+        b = self._input(f, tensor, "b")
+        one = b.height * b.width == 1
+        if b.channels != x.channels or not one and (b.height, b.width) != (x.height, x.width) or b.plane == x.plane:
+            raise UnsupportedModelError("a QMul of maps of different shapes (other than by one value per channel), "
+                                        "or of two maps in one activation plane, does not run on the overlay's "
+                                        "vector unit")
+        return int(one)
+
     def _input(self, f: dict, tensor: str, prefix: str = "in") -> object:
         m = self.mapping.placement(tensor)
         f.update({f"{prefix}_plane": m.plane, f"{prefix}_base": m.base, f"{prefix}_lg": m.lg})
@@ -391,6 +401,9 @@ class _Builder:
                                             "one activation plane, does not run on the overlay's vector unit")
             f.update(op=OP_ADD, in_zp=a.a_zero_point, b_zp=a.b_zero_point, ma=a.a_multiplier, mb=a.b_multiplier,
                      shift=a.shift, zp=a.zero_point, lo=a.lo, hi=a.hi)
+        elif node.op == "QMul":
+            f.update(op=OP_MUL, b_one=self._gate(f, x, layer.inputs[1]), in_zp=a.a_zero_point, b_zp=a.b_zero_point,
+                     ma=a.multiplier, shift=a.shift, zp=a.zero_point, lo=a.lo, hi=a.hi)
         elif node.op == "QRequant":
             f.update(op=OP_REQ, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift, zp=a.zero_point,
                      lo=a.lo, hi=a.hi)
