@@ -216,8 +216,11 @@ def test_a_build_killed_at_any_point_leaves_the_previous_build_or_the_new(tmp_pa
             shutil.rmtree(out, ignore_errors=True)
             shutil.copytree(tmp_path / "ref_prev", out)
         sent = (signal.SIGKILL, signal.SIGINT, signal.SIGTERM)[point % 3]
+        started = time.monotonic()
         process = _cli(*new, "-o", str(out))
-        time.sleep(rng.uniform(0.05, 0.95) * duration)  # from loading the CLI to the swap
+        delay = rng.uniform(0.05, 0.95) * duration  # from loading the CLI to the swap
+        _until_guarded(process)  # a signal while Python itself starts, no program can handle
+        time.sleep(max(0.0, started + delay - time.monotonic()))
         process.send_signal(sent)
         _, err = process.communicate(timeout=120)
         files = _files(out)
