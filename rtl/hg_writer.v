@@ -1,7 +1,8 @@
 // Writes a layer's results into the activation memory: C channels of one pixel per cycle, lane c
 // holding channel cblk*C + c. A map with G = 2^lg channel banks keeps channel m in every bank
 // j = m (mod G) (G < R replicates a map with few channels so that every array lane finds its channel
-// in its own bank), at address base + ((cblk*C) >> lg) * chan_stride + row * width + col.
+// in its own bank), at address base + ((cblk*C) >> lg) * chan_stride + row * width + col * col_step
+// (col_step > 1 with width a multiple of the map's: one phase of an Interleave, every col_step-th pixel).
 //
 // A MaxPool whose windows do not overlap (stride = kernel) is fused here: the values stream in raster
 // order, a running maximum covers the pool window's columns and a one-row buffer its rows, and only
@@ -14,6 +15,7 @@ module hg_writer #(
     parameter integer DIM_W = 8,
     parameter integer ADDR_W = 12,
     parameter integer CNT_W = 10,
+    parameter integer ST_W = 4,      // column steps
     parameter integer PW_W = 4,      // pooling windows
     parameter integer POOL_DEPTH = 32,
     parameter integer POOL_AW = (POOL_DEPTH > 1) ? $clog2(POOL_DEPTH) : 1
@@ -32,7 +34,8 @@ module hg_writer #(
     input  wire [C*D_W-1:0]     i_data,
     input  wire [ADDR_W-1:0]    cfg_base,
     input  wire [ADDR_W-1:0]    cfg_chan_stride,
-    input  wire [DIM_W-1:0]     cfg_width,     // of the written map
+    input  wire [DIM_W-1:0]     cfg_width,     // of the written map (its row pitch)
+    input  wire [ST_W-1:0]      cfg_col_step,  // words between written columns
     input  wire [2:0]           cfg_lg,        // log2 of its channel banks
     input  wire [CNT_W-1:0]     cfg_channels,  // channels that exist (lanes beyond are masked)
     input  wire                 cfg_signed,
@@ -113,7 +116,7 @@ module hg_writer #(
     reg [POOL_AW-1:0] px2;
     reg [C*D_W-1:0]   across2, data2;
     reg [2*DIM_W-1:0] pixel2;
-    reg [DIM_W-1:0]   col2;
+    reg [DIM_W+ST_W-1:0] col2;
     reg [ADDR_W+CNT_W+7:0] block2;
     always @(posedge clk) begin
         if (v1 && cfg_pool && in_region) hmax <= across;
@@ -127,7 +130,7 @@ module hg_writer #(
         across2 <= across;
         data2 <= data1;
         pixel2 <= row1 * cfg_width;
-        col2 <= col1;
+        col2 <= col1 * cfg_col_step;
         block2 <= slot1 * cfg_chan_stride;
     end
 
@@ -147,7 +150,7 @@ module hg_writer #(
     reg               dw3, last3, v3;
     reg  [ADDR_W-1:0] address3;
     wire [2*DIM_W+ADDR_W-1:0] pixel_w = {{ADDR_W{1'b0}}, pixel2};
-    wire [DIM_W+ADDR_W-1:0] col_w = {{ADDR_W{1'b0}}, col2};
+    wire [DIM_W+ST_W+ADDR_W-1:0] col_w = {{ADDR_W{1'b0}}, col2};
     always @(posedge clk) begin
         values3 <= cfg_pool ? pooled : data2;
         en3 <= rst ? {R{1'b0}} : en2;
@@ -177,6 +180,6 @@ module hg_writer #(
         done <= !rst && v3 && last3;
     end
 
-    wire unused = ^{block2[ADDR_W+CNT_W+7:ADDR_W], pixel_w[2*DIM_W+ADDR_W-1:ADDR_W], col_w[DIM_W+ADDR_W-1:ADDR_W]};
+    wire unused = ^{block2[ADDR_W+CNT_W+7:ADDR_W], pixel_w[2*DIM_W+ADDR_W-1:ADDR_W], col_w[DIM_W+ST_W+ADDR_W-1:ADDR_W]};
 endmodule
 `default_nettype wire

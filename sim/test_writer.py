@@ -1,7 +1,8 @@
 """hg_writer: a layer's results stream in, C channels of one pixel per cycle, channel block after channel
 block; the banks it writes, read back through the layout (channel m in every bank m mod G), hold the
-map itself, or its max-pooled map when a MaxPool is fused (equal to hlsgen.ops.pool.max_pool), signed
-and unsigned, with replicated layouts for maps of few channels."""
+map itself, or its max-pooled map when a MaxPool is fused (equal to hlsgen.ops.pool.max_pool), or one
+phase of an Interleave (every s_y-th row and s_x-th column of a larger map, from row dy and column dx),
+signed and unsigned, with replicated layouts for maps of few channels."""
 import numpy as np
 import pytest
 from cocotb.triggers import RisingEdge, Timer
@@ -25,12 +26,17 @@ async def write_map(dut, gen, lanes: int, banks: int) -> None:
     y = np_rng.integers(lo, hi + 1, (1, channels, h, w))
     want = max_pool(PoolAttrs((kh, kw), (kh, kw), (0, 0, 0, 0), (1, 1)), y)[0] if pool else y[0]
     out_h, out_w = want.shape[1:]
+    # an Interleave's phase (dy, dx) of steps (sy, sx): pixel (py, px) at (py * sy + dy, px * sx + dx)
+    sy, sx = (1, 1) if pool else (gen.randint(1, 3), gen.randint(1, 3))
+    dy, dx = gen.randrange(sy), gen.randrange(sx)
+    full_w = out_w * sx
     # the layout: G = channels when they divide the banks (replicated), else G = banks
     groups = channels if banks % channels == 0 and channels < banks else banks
     lg = groups.bit_length() - 1
-    stride = out_h * out_w
+    stride = out_h * sy * full_w
     base = gen.randint(0, 50)
-    cfg = dict(cfg_base=base, cfg_chan_stride=stride, cfg_width=out_w, cfg_lg=lg, cfg_channels=channels,
+    cfg = dict(cfg_base=base + dy * full_w + dx, cfg_chan_stride=stride, cfg_width=full_w * sy, cfg_col_step=sx,
+               cfg_lg=lg, cfg_channels=channels,
                cfg_signed=int(signed), cfg_pool=int(pool), cfg_pool_kh=kh, cfg_pool_kw=kw, cfg_pool_h=out_h,
                cfg_pool_w=out_w, cfg_dw=0, cfg_dw_base=0)
     for name, value in cfg.items():
@@ -63,7 +69,7 @@ async def write_map(dut, gen, lanes: int, banks: int) -> None:
         for bank in [j for j in range(banks) if j % groups == m % groups]:
             for py in range(out_h):
                 for px in range(out_w):
-                    raw = memory.get((bank, base + (m >> lg) * stride + py * out_w + px))
+                    raw = memory.get((bank, base + (m >> lg) * stride + (py * sy + dy) * full_w + px * sx + dx))
                     got = None if raw is None else (raw - 256 if signed and raw > 127 else raw)
                     assert got == int(want[m, py, px]), f"channel {m} bank {bank} ({py}, {px}): {got} != {want[m, py, px]}"
 

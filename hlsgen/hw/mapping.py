@@ -32,7 +32,7 @@ ARRAY, VECTOR, NONE, DMA = "systolic_array", "vector_unit", "none", "dma"
 PROGRAM_SCHEMA = 3  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QMul", "QRequant", "QLut")
-COPIES = ("Concat", "Transpose", "Pad")
+COPIES = ("Concat", "Transpose", "Pad", "Interleave")
 SWAP_ROWS_COLUMNS = (0, 1, 3, 2)  # the Transpose the vector unit runs (a pass over the output pixels)
 MAX_FUSED_POOL = 15  # the writer counts pooling windows in 4 bits
 LOOP_ORDER = "spatial > column > row"  # array tiles, outermost first (docs/hardware.md)
@@ -513,12 +513,12 @@ class _Layer:
         return tensor_bits(self.graph, tensor)
 
     def _copy_cycles(self, count: int) -> int:
-        """A Concat and a standalone Pad of pixels run as vector passes over output pixels (docs/rtl.md,
-        "Copies"): a pass per input of a Concat (its channel blocks x its pixels), a window tap per output
-        pixel of a Pad or of a Transpose of rows and columns; other copies (and axes) cost the copy engine's
-        ceil(elements / C) beats."""
+        """A Concat, an Interleave and a standalone Pad of pixels run as vector passes over output pixels
+        (docs/rtl.md, "Copies"): a pass per input of a Concat or an Interleave (its channel blocks x its
+        pixels), a window tap per output pixel of a Pad or of a Transpose of rows and columns; other copies
+        (and axes) cost the copy engine's ceil(elements / C) beats."""
         node, rank = self.node, len(self.ys)
-        if node.op == "Concat" and node.attrs.axis >= 1 and rank in (2, 3, 4):
+        if node.op == "Interleave" or node.op == "Concat" and node.attrs.axis >= 1 and rank in (2, 3, 4):
             return sum(cyc.vector_cycles(math.ceil(self.graph.shape(t)[1] / self.C),
                                          self._batch_pixels(self.graph.shape(t))) for t in node.inputs)
         if node.op == "Pad" and rank >= 3 and node.attrs.mode == "constant" and \

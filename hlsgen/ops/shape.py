@@ -1,5 +1,6 @@
 """Data movement and layout: Reshape (also from Flatten, Squeeze, Unsqueeze), Transpose, Concat, Pad,
-Identity, Dropout, Softmax; and Constant, which becomes a graph constant rather than a node."""
+Identity, Dropout, Softmax, Interleave (a transposed convolution's phase maps woven together); and Constant,
+which becomes a graph constant rather than a node."""
 from __future__ import annotations
 
 import math
@@ -24,6 +25,12 @@ class TransposeAttrs:
 @dataclass(frozen=True)
 class ConcatAttrs:
     axis: int  # non-negative
+
+
+@dataclass(frozen=True)
+class InterleaveAttrs:
+    strides: tuple[int, ...]  # per spatial axis
+    shape: tuple[int, ...]  # the output's spatial sizes
 
 
 PAD_MODES = ("constant", "reflect", "edge")
@@ -86,6 +93,17 @@ def softmax(a: SoftmaxAttrs, x: np.ndarray) -> np.ndarray:
     """exp(x) / sum(exp(x)) over `axes`, shifted by the maximum so that exp cannot overflow."""
     e = np.exp(x - x.max(axis=a.axes, keepdims=True))
     return e / e.sum(axis=a.axes, keepdims=True)
+
+
+@kernel("Interleave", InterleaveAttrs)
+def interleave(a: InterleaveAttrs, *phases: np.ndarray) -> np.ndarray:
+    """Phase maps woven into one: output pixel (s_y * u + dy, s_x * v + dx) is pixel (u, v) of input
+    dy * s_x + dx (the phases in row-major order over the strides), a transposed convolution's output."""
+    n, c = phases[0].shape[:2]
+    y = np.zeros((n, c) + tuple(a.shape), phases[0].dtype)
+    for phase, offset in zip(phases, np.ndindex(*a.strides)):
+        y[(slice(None), slice(None)) + tuple(slice(o, None, s) for o, s in zip(offset, a.strides))] = phase
+    return y
 
 
 # ---- helpers for importers -------------------------------------------------------------------

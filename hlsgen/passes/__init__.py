@@ -7,6 +7,7 @@ from .affine import constant_arithmetic_as_affine
 from .batchnorm import fold_batchnorm
 from .bias import fuse_bias
 from .constants import fold_constants
+from .conv_transpose import channelwise_before_interleave, decompose_conv_transpose
 from .cse import eliminate_common_subexpressions
 from .dead_code import eliminate_dead_nodes
 from .dense import fuse_dense
@@ -34,6 +35,9 @@ OPTIMIZE: list[Pass] = [
     eliminate_common_subexpressions,
     eliminate_dead_nodes,
     globalize_pools,
+    # transposed convolutions as one Conv per stride phase
+    decompose_conv_transpose,
+    channelwise_before_interleave,
     # exporters' elementwise products back to one activation (before Div/Mul by constants become affine)
     fuse_gated_activations,
     # fuse into Conv / Dense: weights and bias first, then what comes after them
@@ -61,7 +65,9 @@ __all__ = [
     "PassLog",
     "activation_before_flatten",
     "cancel_transposes_reshapes",
+    "channelwise_before_interleave",
     "constant_arithmetic_as_affine",
+    "decompose_conv_transpose",
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",
     "fold_batchnorm",

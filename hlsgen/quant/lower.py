@@ -14,6 +14,7 @@ from ..ir import Graph, Node, TensorInfo
 from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
+from ..passes.conv_transpose import decomposition
 from ..ops.registry import evaluate
 from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
@@ -128,6 +129,9 @@ class _Lowering:
         """The quantization of an activation: kept from a pre-quantized model, else calibrated."""
         if isinstance(self.src.quant.get(tensor), TensorQuant):
             return self.src.quant[tensor]
+        readers = self.src.consumers(tensor)
+        if len(readers) == 1 and readers[0].op == "Interleave" and tensor not in self.src.outputs:
+            return self.act_quant(readers[0].outputs[0])  # a phase of a transposed convolution: its grid
         if tensor not in self.stats:
             raise NoRange(f"tensor {tensor!r} has no range: the model does not quantize it and no calibration "
                          "data covers it (pass --calib with real samples)")
@@ -428,6 +432,7 @@ class _Lowering:
         self._emit(Node(node.name, "QRequant", (x,), node.outputs, attrs), qy)
 
     def _lower_Concat(self, node: Node) -> None:
+        """The inputs joined on the output's grid: an input on another grid is requantized onto it first."""
         qy = self.act_quant(node.outputs[0])
         inputs = []
         for t in node.inputs:
@@ -443,6 +448,14 @@ class _Lowering:
             self.dst.quant[aligned] = qy
             inputs.append(aligned)
         self._emit(node.with_(inputs=tuple(inputs)), qy)
+
+    def _lower_Interleave(self, node: Node) -> None:
+        """A transposed convolution's phases woven together: they are computed on its output's grid
+        (act_quant), so this moves integers only."""
+        self._lower_Concat(node)
+
+    def _lower_ConvTranspose(self, node: Node) -> None:
+        raise NotLowerable(f"it does not decompose into convolutions: {decomposition(self.src, node)}")
 
     def _lower_Softmax(self, node: Node) -> None:
         """A Softmax that produces a graph output runs on the host, on the dequantized logits."""

@@ -47,7 +47,7 @@ ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a row of the move table
 OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL = range(8)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
-              "Transpose")
+              "Transpose", "Interleave")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
               "pool_w")
@@ -77,6 +77,7 @@ class Layer:
     chunk: int = 0  # a grouped conv's chunk of groups (hlsgen.hw.groups), a Concat's input: a table row each
     channels: tuple[int, int] | None = None  # the output channels [m0, m1) it writes (None: all)
     origin: tuple[int, int] = (0, 0)  # a Concat's input along rows or columns: its first output row and column
+    step: tuple[int, int] = (1, 1)  # an Interleave's phase: output rows and columns between its pixels
     image_words: int = 0  # a head row writing a batch's map: words between its images (0: none)
 
 
@@ -296,6 +297,11 @@ class _Compiler:
             # last input first: one that starts inside a block also writes the block's channels below it, which
             # the inputs before it then overwrite
             self.layers.extend(reversed(copies))
+        elif node.op == "Interleave":  # a copy per phase, into every step-th row and column from its offset
+            strides = node.attrs.strides if len(node.attrs.strides) == 2 else (1, *node.attrs.strides)
+            self.layers.extend(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row, chunk=i,
+                                     origin=offset, step=strides)
+                               for i, (t, offset) in enumerate(zip(row.inputs, np.ndindex(*strides))))
         else:
             if node.op in ("Pad", "Transpose"):
                 self._check_copy(node, row)
@@ -479,6 +485,8 @@ class _Compiler:
             (count, m, s), = a_attrs.divisors
             f.update(op=OP_GAVG, a_zp=a_attrs.input_zero_point, ma=m, shift=s, zp=a_attrs.zero_point,
                      lo=a_attrs.lo, hi=a_attrs.hi, acc=_continues(layer.row))
+        elif node.op == "Interleave":  # the identity requantization, into every step-th pixel of the output
+            f.update(op=OP_REQ, lo=x.quant.qmin, hi=x.quant.qmax)
         elif node.op == "Concat":  # the identity requantization, into the input's channels of the output
             f.update(op=OP_REQ, lo=x.quant.qmin, hi=x.quant.qmax)
             if x.banks == x.channels < self.C:  # replicated (placement.concat_replicas): lane j finds channel
@@ -631,7 +639,8 @@ class _Compiler:
             self.fail(layer.node, f"a batch's map {out.name!r} is also read in depthwise window copies, which hold "
                                   "one image")
         layer.image_words = out.image_height * out.width if one else 0
-        layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width, out_lg=out.lg,
+        layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width * layer.step[0],
+                            out_sx=layer.step[1], out_lg=out.lg,
                             out_channels=m1 - m0 + inside, out_signed=int(out.quant.signed), out_plane=out.plane,
                             pool_h=out.image_height if one else out.height, pool_w=out.width, out_dw=int(out.dw_read),
                             out_dw_base=out.dw_base + slot)
@@ -678,7 +687,7 @@ class _Compiler:
         offsets = max([0] + [abs(layer.fields.get(k, 0)) for layer in self.layers
                              for k in ("pix0", "row_step", "dil_row")])
         dim_w = self._dim_bits()
-        strides = [layer.fields.get(k, 1) for layer in self.layers for k in ("sx", "sy")]
+        strides = [layer.fields.get(k, 1) for layer in self.layers for k in ("sx", "sy", "out_sx")]
         widths = {
             "ADDR_W": self.addr_w, "DIM_W": dim_w,
             # strides: any stride widens the field (the pixel walk adds it to a DIM_W coordinate)

@@ -28,9 +28,9 @@ def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np
         y0 = layer.row.band.out_rows[0] if fmap.holds else 0  # a band's output buffer holds some of its rows
         want = whole[:, y0:y0 + fmap.height]
         rows, cols = range(fmap.height), range(fmap.width)
-        if layer.node.op == "Concat":  # an input's rows and columns of the output
-            source, (top, left) = program.maps[layer.inputs[0]], layer.origin
-            rows, cols = range(top, top + source.height), range(left, left + source.width)
+        if layer.node.op in ("Concat", "Interleave"):  # an input's rows and columns of the output
+            source, (top, left), (sy, sx) = program.maps[layer.inputs[0]], layer.origin, layer.step
+            rows, cols = range(top, top + source.height * sy, sy), range(left, left + source.width * sx, sx)
         for c in range(*(layer.channels or (0, fmap.channels))):  # a grouped conv's chunk writes its own
             bank = c % fmap.banks
             written = planes.get((index, fmap.plane, bank), {})

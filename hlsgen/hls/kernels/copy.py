@@ -1,8 +1,8 @@
-"""Copies on the vector unit (Concat, Transpose, constant Pad; templates/hls/copy.j2): output element e,
+"""Copies on the vector unit (Concat, Interleave, Transpose, constant Pad; templates/hls/copy.j2): output element e,
 row-major over the output tensor, from its source element, as the loop IR's copy nests address them."""
 from __future__ import annotations
 
-
+import numpy as np
 
 from ...errors import UnsupportedModelError
 from ...hw.mapping import LayerMap
@@ -49,6 +49,15 @@ def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
             lines += [f"if ({coord[axis]} >= {offset} && {coord[axis]} < {offset + shape[axis]}) {{",
                       f"    {_store(y_pixels)}{_load(b, _sum(terms))};", "}"]
             offset += shape[axis]
+    elif node.op == "Interleave":  # output pixel (s * u + d) of each spatial axis is pixel u of phase d
+        first = len(out_shape) - len(node.attrs.strides)
+        for b, t, offsets in zip(sources, layer.inputs, np.ndindex(*node.attrs.strides)):
+            axes = list(zip(range(first, len(out_shape)), node.attrs.strides, offsets))
+            inside = [f"{coord[a]} % {s} == {d}" for a, s, d in axes if s > 1]
+            source = dict(coord) | {a: f"{coord[a]} / {s}" if s > 1 else coord[a] for a, s, _ in axes}
+            terms = [(f"({source[a]})" if "/" in source[a] else source[a], stride)
+                     for a, stride in enumerate(row_major_strides(graph.shape(t)))]
+            lines += [f"if ({' && '.join(inside) or 'true'}) {{", f"    {_store(y_pixels)}{_load(b, _sum(terms))};", "}"]
     else:
         raise UnsupportedModelError(f"{node.name}: no copy kernel for {node.op}")
     h = {"copy_fn": ctx.helper(fn, "copy"), "y_t": ctx.types[layer.output], "out_shape": list(out_shape),

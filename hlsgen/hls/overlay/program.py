@@ -69,9 +69,9 @@ ROW_FIELDS = (
     ("signal", "when it finishes, send the other queue a token"),
 )
 # A copy segment: a source map (plane, base, lg, channels, height, width) and, per output coordinate
-# (c, y, x), the source coordinate it takes (0 c, 1 y, 2 x, NO_SLOT none) plus an offset.
+# (c, y, x), the source coordinate it takes (0 c, 1 y, 2 x, NO_SLOT none) times a step, plus an offset.
 SEGMENT_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "sel_c", "sel_y", "sel_x",
-                  "off_c", "off_y", "off_x")
+                  "off_c", "off_y", "off_x", "step_y", "step_x")
 # blk: words between channel blocks; img: words between the images of a batch's map (0: one image)
 PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base", "blk", "img")
 
@@ -427,7 +427,7 @@ class _Builder:
             f.update(acc=int(layer.band is not None and layer.band.in_rows[0] > 0))
         elif node.op in ("MaxPool", "QAveragePool"):
             self._window_pool(f, layer, node)
-        elif node.op in ("Concat", "Transpose", "Pad"):  # never split in bands: its buffers hold whole maps
+        elif node.op in ("Concat", "Transpose", "Pad", "Interleave"):  # never in bands: its buffers hold whole maps
             self._copy(f, layer, node)
         else:
             raise UnsupportedModelError(f"{node.op} has no overlay unit")
@@ -475,6 +475,10 @@ class _Builder:
             if layer.band is not None:
                 offsets[1] = layer.band.pad_top
             self._segment(layer.inputs[0], len(layer.input_shapes[0]), {}, offsets)
+        elif node.op == "Interleave":  # a segment per phase, into every step-th row and column from its offset
+            strides = node.attrs.strides if len(node.attrs.strides) == 2 else (1, *node.attrs.strides)
+            for t, shape, (dy, dx) in zip(layer.inputs, layer.input_shapes, np.ndindex(*strides)):
+                self._segment(t, len(shape), {}, {1: dy, 2: dx}, strides)
         else:
             axis, offset = node.attrs.axis, 0
             if axis == 0:
@@ -484,14 +488,15 @@ class _Builder:
                 offset += shape[axis]
         f["seg_count"] = len(self.segments) - f["seg_base"]
 
-    def _segment(self, tensor: str, rank: int, sel: dict[int, int], offsets: dict[int, int]) -> None:
+    def _segment(self, tensor: str, rank: int, sel: dict[int, int], offsets: dict[int, int],
+                 steps: tuple[int, int] = (1, 1)) -> None:
         m = self.mapping.placement(tensor)
         if rank > 4:
             raise UnsupportedModelError("copies of tensors of rank above 4 do not run on the overlay")
         present = {_slot(a, rank) for a in range(1, rank)}
         slots = [sel.get(o, o if o in present else NO_SLOT) for o in range(3)]
         self.segments.append((m.plane, m.base, m.lg, m.channels, m.height, m.width, *slots,
-                              *(offsets.get(o, 0) for o in range(3))))
+                              *(offsets.get(o, 0) for o in range(3)), *steps))
 
 
 def _geometry(a) -> tuple[tuple[int, int], ...]:
