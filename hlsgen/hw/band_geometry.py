@@ -26,6 +26,7 @@ class RowGeometry:
     up: int = 1  # a Resize's upsampling along the height
     splits: bool = True
     reduces: bool = False  # a global pool: a band of input rows adds to the one output pixel (the engine's total)
+    align: int = 1  # band heights are a multiple of it (an Interleave's bands start at a row of every phase)
 
     def band(self, y0: int, y1: int) -> tuple[int, int, int, int]:
         """(a, b, pad_top, rows_computed): the input rows [a, b) output rows [y0, y1) read."""
@@ -44,6 +45,7 @@ class RowGeometry:
         """Output rows [y0, y1) of bands of `height` rows (the last one shorter)."""
         if not self.splits:
             return [(0, self.height_out)]
+        height = max(self.align, height - height % self.align)
         return [(y0, min(y0 + height, self.height_out)) for y0 in range(0, self.height_out, height)]
 
 
@@ -74,13 +76,16 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
 
 def _copy_geometry(node, layer: LayerMap, height_in: int, height_out: int, whole: RowGeometry) -> RowGeometry:
     """A Concat of channels or columns writes output row y from row y of every input, a constant Pad of pixels
-    from input row y - top: both split by rows. Other copies (a Transpose, a Concat of rows, a Pad of another
-    mode or of channels) run whole."""
+    from input row y - top, an Interleave of phases of equal height rows s * u + d from row u of phase d: all
+    split by rows (an Interleave's bands s rows apart). Other copies (a Transpose, a Concat of rows, a Pad of
+    another mode or of channels) run whole."""
     if len(layer.output_shape) != 4 or int(layer.output_shape[0]) != 1 or height_out < 2:
         return whole
     a = node.attrs
     if node.op == "Concat" and a.axis in (1, 3):
         return RowGeometry(height_in, height_out)
+    if node.op == "Interleave" and len(set(layer.input_shapes)) == 1 and height_out == a.strides[0] * height_in:
+        return RowGeometry(height_in, height_out, up=a.strides[0], align=a.strides[0])
     if node.op == "Pad" and a.mode == "constant" and not any(a.pads[i] or a.pads[i + 4] for i in (0, 1)):
         return RowGeometry(height_in, height_out, pad=int(a.pads[2]))
     return whole

@@ -298,7 +298,12 @@ def _map_layouts(graph: Graph, target: Target, fuse_pools: bool, program: str, p
         if failure is not None:
             raise failure
         return whole
-    packed = _map_model(graph, target, fuse_pools, program, True, batch)
+    try:
+        packed = _map_model(graph, target, fuse_pools, program, True, batch)
+    except MappingError:
+        if whole is None:
+            raise
+        return whole  # the packed layout's own rows may not fit where the whole one's do
     return packed if whole is None or packed.cycles < whole.cycles else whole
 
 

@@ -117,8 +117,9 @@ def _decompose(graph: Graph, node: Node, axes: list[list[Phase]]) -> None:
 
 @graph_pass
 def channelwise_before_interleave(graph: Graph) -> bool:
-    """Move a per-channel op (BatchNormalization, ChannelAffine, Relu, Clip, LeakyRelu) that alone reads an
-    Interleave's output onto every phase before it, where it folds into the phase's Conv."""
+    """Move a per-channel op that alone reads an Interleave's output onto every phase before it.
+
+    BatchNormalization, ChannelAffine, Relu, Clip and LeakyRelu then fold into each phase's Conv."""
     changed = False
     for node in [n for n in graph.nodes.values() if n.op in CHANNELWISE]:
         weave = graph.producer(node.inputs[0])

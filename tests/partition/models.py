@@ -38,11 +38,13 @@ def detector(middle_host: bool = True) -> onnx.ModelProto:
 
 
 def heavy_host_op() -> onnx.ModelProto:
-    """A ConvTranspose (no accelerator implementation yet) carrying most of the MACs."""
+    """A dilated ConvTranspose (no accelerator implementation: hlsgen decomposes dilation 1) carrying most of
+    the MACs."""
     w = _weights(1, W=(4, 3, 3, 3), T=(4, 16, 4, 4))
     nodes = [helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1], name="conv1"),
              helper.make_node("Relu", ["c"], ["r"], name="relu1"),
-             helper.make_node("ConvTranspose", ["r", "T"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1], name="up")]
+             helper.make_node("ConvTranspose", ["r", "T"], ["y"], strides=[2, 2], pads=[1, 1, 1, 1], dilations=[2, 2],
+                               name="up")]
     return make_model(nodes, [tensor_value("x", [1, 3, 8, 8])], [tensor_value("y", None)], w, opset=17, name="heavy")
 
 
