@@ -102,6 +102,7 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
         if len(shapes[at]) != 3 and op == "InstanceNormalization":
             op = "Atan"
         layers = layers[:at] + [LayerSpec("host", {"op": op})] + layers[at:]
+    layers = _upsampling(np.random.default_rng([spec.seed, 4]), prof, replace(spec, layers=tuple(layers))) or layers
     form = rng.random()
     dynamic = "batch" if form < p else "hw" if form < 1.6 * p else ""
     spec = replace(spec, layers=tuple(layers), dynamic=dynamic)
@@ -114,6 +115,29 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
     if len(spec.outputs) > 1 and spec.program == "external":  # the target's top streams one output map
         spec = replace(spec, program="rom")
     return spec
+
+
+def _upsampling(rng, prof: Profile, spec: ModelSpec) -> list[LayerSpec] | None:
+    """The layers with a learned upsampling (a ConvTranspose as decoders and FPNs use it: kernel 1-4, stride
+    1-3, padding below the kernel, output padding below the stride, dense or depthwise, with BatchNorm and an
+    activation) after a random map, with probability prof.extra (its own random stream: the draws of the
+    other features stay as they were); None when not drawn or too big."""
+    if rng.random() >= prof.extra:
+        return None
+    shapes = spec.shapes()
+    maps = [i for i, shape in enumerate(shapes) if len(shape) == 3]
+    at = int(rng.choice(maps))
+    k = [int(rng.integers(1, 5)) for _ in range(2)]
+    stride = [int(rng.choice([1, 2, 2, 2, 3]))] * 2 if rng.random() < 0.8 else [int(rng.integers(1, 4)) for _ in range(2)]
+    params = {"k": k, "stride": stride, "dil": [1, 1], "pads": [int(rng.integers(0, k[i % 2])) for i in range(4)],
+              "output_padding": [int(rng.integers(0, s)) for s in stride], "bias": bool(rng.random() < 0.7),
+              "bn": bool(rng.random() < 0.5), "act": _activation(rng)}
+    if rng.random() < 0.3:
+        params.update(groups="depthwise", multiplier=1)
+    else:
+        params.update(groups=1, out=_channels(rng, prof.channels))
+    layers = list(spec.layers)
+    return _fits(prof, spec, layers[:at] + [LayerSpec("upconv", params)] + layers[at:])
 
 
 def _fits(prof: Profile, spec: ModelSpec, layers: list[LayerSpec]) -> list[LayerSpec] | None:

@@ -175,6 +175,21 @@ class _Builder:
             y = self._batchnorm(y, cout, rng)
         return self._activation(p["act"], y, cout, rng, spatial=True)
 
+    def _upconv(self, p: dict, x: str, shape, rng) -> str:
+        """A ConvTranspose (weights [C_in, C_out / group, kh, kw]), then BatchNorm and an activation."""
+        cin = shape[0]
+        g, cout = conv_groups(p, cin), conv_channels(p, cin)
+        kh, kw = p["k"]
+        w = (rng.standard_normal((cin, cout // g, kh, kw)) * np.sqrt(2.0 / (cin // g * kh * kw))).astype(np.float32)
+        inputs = [x, self.weight("w", w)]
+        if p["bias"]:
+            inputs.append(self.const("b", (rng.standard_normal(cout) * 0.1).astype(np.float32)))
+        y = self.node("ConvTranspose", inputs, "upconv", kernel_shape=[kh, kw], strides=list(p["stride"]),
+                      pads=list(p["pads"]), output_padding=list(p["output_padding"]), group=g)
+        if p["bn"]:
+            y = self._batchnorm(y, cout, rng)
+        return self._activation(p["act"], y, cout, rng, spatial=True)
+
     def _batchnorm(self, x: str, channels: int, rng) -> str:
         stats = [rng.uniform(0.5, 1.5, channels), rng.standard_normal(channels) * 0.2,
                  rng.standard_normal(channels) * 0.3, rng.uniform(0.3, 2.0, channels)]

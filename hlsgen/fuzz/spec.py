@@ -16,10 +16,10 @@ ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid",
 # the layer kinds that take a feature map (C, H, W); "dense" and "act" take a vector (F,)
 MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
 # layers the generator inserts with the exporter-like features (generator._features): a host op between
-# accelerator layers ("host", shape-preserving; InstanceNormalization on maps only) and a nearest upsampling
-# ("resize", its sizes constant or computed by exporter shape code)
+# accelerator layers ("host", shape-preserving; InstanceNormalization on maps only), a nearest upsampling
+# ("resize", its sizes constant or computed by exporter shape code) and a learned one ("upconv": ConvTranspose)
 HOST_OPS = ("InstanceNormalization", "Cos", "Sin", "Atan")
-EXTRA_KINDS = ("host", "resize")
+EXTRA_KINDS = ("host", "resize", "upconv")
 # post-processing ops of an output head (ModelSpec.outputs), on the host unless the accelerator takes them;
 # argmax and topk end a head (topk gives two outputs: values and indices)
 HEAD_OPS = ("exp", "sigmoid", "softmax", "reduce", "nhwc", "argmax", "topk")
@@ -200,6 +200,8 @@ def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | N
         return tuple(x + y if i == axis - 1 else x for i, (x, y) in enumerate(zip(a, b)))
     if kind == "conv":
         return _conv_shape(layer.params, shape) if _conv_fits(layer.params, c) else None
+    if kind == "upconv":
+        return _upconv_shape(layer.params, shape)
     if kind == "pool":
         return _pool_shape(layer.params, shape)
     raise ValueError(f"unknown layer kind {kind!r}")
@@ -224,6 +226,14 @@ def _conv_shape(params: dict, shape) -> tuple[int, int, int] | None:
     return (conv_channels(params, c), conv_out(h, kh, sh, dh, t, b), conv_out(w, kw, sw, dw, l, r))
 
 
+def _upconv_shape(params: dict, shape) -> tuple[int, int, int] | None:
+    """A ConvTranspose's output: (size - 1) * stride - pads + kernel + output_padding per axis."""
+    c, h, w = shape
+    (kh, kw), (sh, sw), (t, l, b, r), (oh, ow) = params["k"], params["stride"], params["pads"], params["output_padding"]
+    out = (conv_channels(params, c), (h - 1) * sh - t - b + kh + oh, (w - 1) * sw - l - r + kw + ow)
+    return out if min(out) >= 1 else None
+
+
 def _pool_shape(params: dict, shape) -> tuple[int, int, int] | None:
     c, h, w = shape
     (kh, kw), (sh, sw), (t, l, b, r) = params["k"], params["stride"], params["pads"]
@@ -240,6 +250,9 @@ def _pool_shape(params: dict, shape) -> tuple[int, int, int] | None:
 def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]) -> int:
     if layer.kind == "dense":
         return before[0] * after[0]
+    if layer.kind == "upconv":  # every input pixel times every tap
+        return math.prod(before) * conv_channels(layer.params, before[0]) // conv_groups(layer.params, before[0]) \
+            * layer["k"][0] * layer["k"][1]
     convs = {"conv": [layer.params], "residual": [layer.get("conv")], "concat": [layer.get("a"), layer.get("b")]}
     total = 0
     for params in convs.get(layer.kind, []):

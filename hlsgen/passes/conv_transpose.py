@@ -47,7 +47,8 @@ def phases(size: int, out: int, kernel: int, stride: int, pad: int) -> list[Phas
         begin = len(taps) - 1 - a
         end = count + a - size
         if begin < 0 or size + begin + max(end, 0) - len(taps) + 1 != count:
-            return f"padding {pad} reaches past the kernel of {kernel}"
+            return (f"its padding crops rows of the output that phase {rho} of stride {stride} would compute from "
+                    "input rows no other output reads (not decomposed yet)")
         result.append(Phase(taps, begin, max(end, 0), count))
     return result
 
@@ -88,7 +89,10 @@ def decompose_conv_transpose(graph: Graph) -> bool:
 def _decompose(graph: Graph, node: Node, axes: list[list[Phase]]) -> None:
     a: ConvTransposeAttrs = node.attrs
     w = conv_weights(graph.constants[node.inputs[1]], a.group)
-    kept = graph.quant.get(node.inputs[1])  # a pre-quantized weight's integers, scales per output channel (axis 1)
+    # a pre-quantized weight's integers carry over when its scale is one for the tensor (the quantizer cannot tell
+    # per-output scales from per-input ones: those weights are quantized again, from their dequantized values)
+    kept = graph.quant.get(node.inputs[1])
+    kept = kept if isinstance(kept, tuple) and len(set(kept[1].scales)) == 1 else None
     y = graph.tensors[node.outputs[0]]
     single = all(s == 1 for s in a.strides)  # one phase: the Conv writes the output itself
     if single:
@@ -99,7 +103,7 @@ def _decompose(graph: Graph, node: Node, axes: list[list[Phase]]) -> None:
         taps = np.ix_(*(p.taps for p in chosen))
         stem = f"{node.name}_phase{''.join(map(str, index))}"
         weight = graph.add_constant(graph.fresh_name(f"{stem}_weight"), np.ascontiguousarray(w[(...,) + taps]))
-        if isinstance(kept, tuple) and len(kept[1].scales) in (1, w.shape[0]):
+        if kept is not None:
             graph.quant[weight] = (conv_weights(kept[0], a.group)[(...,) + taps], kept[1])
         out = y.name if single else graph.fresh_name(f"{node.outputs[0]}_phase{''.join(map(str, index))}")
         graph.tensors[out] = TensorInfo(out, y.shape[:2] + tuple(p.count for p in chosen), y.dtype)
