@@ -27,7 +27,8 @@ def load_build(folder: Path) -> QuantizedModel:
     with reading_build(folder):
         quant = json.loads((folder / "quant.json").read_text())
         host_softmax = {k: tuple(v) for k, v in quant["host_softmax"].items()}
+        host_depth_to_space = {k: (int(v[0]), str(v[1])) for k, v in quant.get("host_depth_to_space", {}).items()}
         integer, float_graph = load_graph(folder / "integer"), load_graph(folder / "float")
         for graph in (integer, float_graph):  # an edited file can name a tensor nothing defines
             verify(graph)
-        return QuantizedModel(Lowered(integer, [], {}, host_softmax), float_graph)
+        return QuantizedModel(Lowered(integer, [], {}, host_softmax, host_depth_to_space), float_graph)

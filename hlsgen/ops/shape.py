@@ -28,6 +28,19 @@ class ConcatAttrs:
 
 
 @dataclass(frozen=True)
+class BlockAttrs:
+    blocksize: int
+    mode: str = "DCR"  # DepthToSpace: DCR (depth-column-row, the default) or CRD (column-row-depth)
+
+
+@dataclass(frozen=True)
+class SliceAttrs:
+    starts: tuple[int, ...]  # every axis, resolved: 0 <= start < size
+    steps: tuple[int, ...]  # positive
+    shape: tuple[int, ...]  # the output's
+
+
+@dataclass(frozen=True)
 class InterleaveAttrs:
     strides: tuple[int, ...]  # per spatial axis
     shape: tuple[int, ...]  # the output's spatial sizes
@@ -104,6 +117,35 @@ def interleave(a: InterleaveAttrs, *phases: np.ndarray) -> np.ndarray:
     for phase, offset in zip(phases, np.ndindex(*a.strides)):
         y[(slice(None), slice(None)) + tuple(slice(o, None, s) for o, s in zip(offset, a.strides))] = phase
     return y
+
+
+@kernel("DepthToSpace", BlockAttrs)
+def depth_to_space(a: BlockAttrs, x: np.ndarray) -> np.ndarray:
+    """Channels moved into blocks of pixels: DCR reads output channel c of block offset (dy, dx) from input
+    channel (dy * b + dx) * C + c, CRD from c * b * b + dy * b + dx."""
+    n, c, h, w = x.shape
+    b = a.blocksize
+    if a.mode == "DCR":
+        y = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    else:
+        y = x.reshape(n, c // (b * b), b, b, h, w).transpose(0, 1, 4, 2, 5, 3)
+    return y.reshape(n, c // (b * b), h * b, w * b)
+
+
+@kernel("SpaceToDepth", BlockAttrs)
+def space_to_depth(a: BlockAttrs, x: np.ndarray) -> np.ndarray:
+    """Blocks of pixels moved into channels: output channel (dy * b + dx) * C + c is input channel c at
+    pixel (y * b + dy, x * b + dx)."""
+    n, c, h, w = x.shape
+    b = a.blocksize
+    y = x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4)
+    return y.reshape(n, c * b * b, h // b, w // b)
+
+
+@kernel("Slice", SliceAttrs)
+def slice_(a: SliceAttrs, x: np.ndarray) -> np.ndarray:
+    """Every `steps`-th element of each axis from `starts`, `shape` of them."""
+    return x[tuple(slice(s, s + n * t, t) for s, t, n in zip(a.starts, a.steps, a.shape))]
 
 
 # ---- helpers for importers -------------------------------------------------------------------
@@ -205,6 +247,47 @@ def import_transpose(node, ctx) -> list[Node]:
     rank = len(ctx.shape(node.input[0]))
     perm = tuple(int(p) for p in ctx.attrs(node).get("perm", range(rank - 1, -1, -1)))
     return [Node(ctx.node_name(node), "Transpose", (node.input[0],), (node.output[0],), TransposeAttrs(perm))]
+
+
+@onnx_importer("DepthToSpace", "SpaceToDepth")
+def import_block_move(node, ctx) -> list[Node]:
+    attrs, shape = ctx.attrs(node), ctx.shape(node.input[0])
+    b, mode = int(attrs["blocksize"]), attrs.get("mode", "DCR")
+    if isinstance(mode, bytes):
+        mode = mode.decode()
+    if len(shape) != 4 or b < 1 or mode not in ("DCR", "CRD") or (node.op_type == "DepthToSpace" and shape[1] % (b * b)) \
+            or (node.op_type == "SpaceToDepth" and (shape[2] % b or shape[3] % b)):
+        raise UnsupportedAttribute(f"blocksize {b} (mode {mode}) does not divide the 4-D input {list(shape)}")
+    if node.op_type == "SpaceToDepth":
+        mode = "DCR"
+    return [Node(ctx.node_name(node), node.op_type, (node.input[0],), (node.output[0],), BlockAttrs(b, mode))]
+
+
+@onnx_importer("Slice")
+def import_slice(node, ctx) -> list[Node]:
+    """A Slice of constant starts, ends, axes and steps (the opset-10+ inputs, or the opset-1 attributes)."""
+    shape = ctx.shape(node.input[0])
+    rank = len(shape)
+    if ctx.opset < 10:
+        a = ctx.attrs(node)
+        starts, ends, axes, steps = a["starts"], a["ends"], a.get("axes", range(len(a["starts"]))), [1] * len(a["starts"])
+    else:
+        values = [ctx.require_constant(node, i, what) if i < len(node.input) and node.input[i] else None
+                  for i, what in ((1, "starts"), (2, "ends"), (3, "axes"), (4, "steps"))]
+        starts, ends = (np.ravel(v).tolist() for v in values[:2])
+        axes = range(len(starts)) if values[2] is None else np.ravel(values[2]).tolist()
+        steps = [1] * len(starts) if values[3] is None else np.ravel(values[3]).tolist()
+    first, step, count = [0] * rank, [1] * rank, list(shape)
+    for axis, start, end, st in zip(axes, starts, ends, steps):
+        axis = _axis(int(axis), rank)
+        if st <= 0:
+            raise UnsupportedAttribute(f"step {st} on axis {axis}: hlsgen slices forward only")
+        lo, hi, _ = slice(int(start), int(end)).indices(shape[axis])
+        first[axis], step[axis], count[axis] = lo, int(st), max(0, -(-(hi - lo) // int(st)))
+    if 0 in count:
+        raise UnsupportedAttribute(f"the slice of {list(shape)} is empty")
+    return [Node(ctx.node_name(node), "Slice", (node.input[0],), (node.output[0],),
+                 SliceAttrs(tuple(first), tuple(step), tuple(count)))]
 
 
 @onnx_importer("Concat")

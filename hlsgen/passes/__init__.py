@@ -20,6 +20,8 @@ from .maxpool_order import move_maxpool_before_activation
 from .pad import fold_pad
 from .pipeline import Pass, PassLog, graph_pass, run_pipeline
 from .prelu import prelu_as_relus
+from .space_to_depth import (activation_before_depth_to_space, depth_to_space_as_phases, merge_slices,
+                             space_to_depth_into_conv)
 
 # Cleanup first, so the fusions see plain Conv/Gemm/... chains; the pipeline repeats the list until
 # nothing changes, so a rewrite that enables an earlier pass is picked up in the next round.
@@ -37,6 +39,11 @@ OPTIMIZE: list[Pass] = [
     globalize_pools,
     # transposed convolutions as one Conv per stride phase
     decompose_conv_transpose,
+    # pixel blocks and channels traded around a Conv: its phases, or a strided Conv over the pixels
+    activation_before_depth_to_space,
+    depth_to_space_as_phases,
+    merge_slices,
+    space_to_depth_into_conv,
     channelwise_before_interleave,
     # exporters' elementwise products back to one activation (before Div/Mul by constants become affine)
     fuse_gated_activations,
@@ -63,11 +70,13 @@ __all__ = [
     "OPTIMIZE",
     "Pass",
     "PassLog",
+    "activation_before_depth_to_space",
     "activation_before_flatten",
     "cancel_transposes_reshapes",
     "channelwise_before_interleave",
     "constant_arithmetic_as_affine",
     "decompose_conv_transpose",
+    "depth_to_space_as_phases",
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",
     "fold_batchnorm",
@@ -81,9 +90,11 @@ __all__ = [
     "fuse_gated_activations",
     "globalize_pools",
     "graph_pass",
+    "merge_slices",
     "move_maxpool_before_activation",
     "optimize",
     "prelu_as_relus",
     "remove_identities",
     "reshape_graph_inputs",
+    "space_to_depth_into_conv",
 ]

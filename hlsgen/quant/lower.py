@@ -65,6 +65,7 @@ class Lowered:
     layers: list[LayerQuant]
     ranges: dict[str, RangeChoice]  # calibrated tensors: how their range was chosen
     host_softmax: dict[str, tuple[int, ...]]  # graph output -> softmax axes applied on the host
+    host_depth_to_space: dict[str, tuple[int, str]] = field(default_factory=dict)  # output -> (blocksize, mode)
 
 
 def lower(float_graph: Graph, stats: dict[str, TensorStats], bits: BitConfig) -> Lowered:
@@ -79,6 +80,7 @@ class _Lowering:
         self.layers: list[LayerQuant] = []
         self.ranges: dict[str, RangeChoice] = {}
         self.host_softmax: dict[str, tuple[int, ...]] = {}
+        self.host_depth_to_space: dict[str, tuple[int, str]] = {}
         self.absorbed: set[str] = set()  # nodes already lowered as part of their producer
 
     # ---- driver ----------------------------------------------------------------------------
@@ -104,7 +106,7 @@ class _Lowering:
             raise user_error(self.src, problems)
         self._copy_inputs_of_depthwise_layers()
         self.dst.prune_tensors()
-        return Lowered(self.dst, self.layers, self.ranges, self.host_softmax)
+        return Lowered(self.dst, self.layers, self.ranges, self.host_softmax, self.host_depth_to_space)
 
     def _copy_inputs_of_depthwise_layers(self) -> None:
         """A depthwise QConv reads a graph input through an identity QRequant: the accelerator's depthwise window
@@ -456,6 +458,16 @@ class _Lowering:
 
     def _lower_ConvTranspose(self, node: Node) -> None:
         raise NotLowerable(f"it does not decompose into convolutions: {decomposition(self.src, node)}")
+
+    def _lower_DepthToSpace(self, node: Node) -> None:
+        """A DepthToSpace that produces a graph output is a permutation the host applies as it reads the
+        output (one before a Conv's other readers: hlsgen.passes.space_to_depth makes it the Conv's phases)."""
+        (x,), (y,) = node.inputs, node.outputs
+        if y not in self.src.outputs or self.src.consumers(y) or x in self.src.outputs:
+            raise NotLowerable("only a DepthToSpace of a Conv's output, or at an output of the network (the host "
+                               "permutes it), runs on the accelerator")
+        self.dst.outputs = [x if t == y else t for t in self.dst.outputs]
+        self.host_depth_to_space[x] = (node.attrs.blocksize, node.attrs.mode)
 
     def _lower_Softmax(self, node: Node) -> None:
         """A Softmax that produces a graph output runs on the host, on the dequantized logits."""

@@ -9,6 +9,7 @@ import numpy as np
 from ..errors import DataError
 from ..ir import Graph
 from ..npz_io import match_inputs
+from ..ops.shape import BlockAttrs, depth_to_space
 from ..reference import run_graph
 from . import int_ops  # noqa: F401  (registers the integer kernels)
 from .arith import dequantize, quantize_linear, quantize_to_grid
@@ -69,11 +70,14 @@ class QuantizedModel:
         return {name: np.concatenate([c[name] for c in chunks]) for name in self.graph.outputs}
 
     def dequantize_outputs(self, int_outputs: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """Host step 2: integers -> reals, then a trailing Softmax; keyed by the float model's output names."""
+        """Host step 2: integers -> reals, then a trailing DepthToSpace or Softmax; keyed by the float model's
+        output names."""
         result = {}
         for int_name, float_name in zip(self.graph.outputs, self.float_graph.outputs):
             q = self.graph.quant[int_name]
             y = dequantize(int_outputs[int_name], q.scale, q.zero_point)
+            if int_name in self.lowered.host_depth_to_space:
+                y = depth_to_space(BlockAttrs(*self.lowered.host_depth_to_space[int_name]), y)
             if int_name in self.lowered.host_softmax:
                 y = _softmax(y, self.lowered.host_softmax[int_name])
             result[float_name] = y

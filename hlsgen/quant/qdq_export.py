@@ -187,6 +187,33 @@ class _Exporter:
         half = self.add("Mul", [x, self.const(f"{name}__half", np.float32(0.5))], f"{name}__half_x", f"{name}/half")
         self.add("Mul", [half, one_plus], out, name)
 
+    def _op_Interleave(self, node: Node, out: str) -> None:
+        """Each phase spread onto every stride-th pixel (Reshape, Pad with zeros, Reshape), fitted to the output
+        (Slice or Pad) and the phases summed: zeros everywhere but on its own pixels, so the Sum weaves them."""
+        strides, (*lead, size_y, size_x) = node.attrs.strides, self.graph.shape(node.outputs[0])
+        if len(strides) != 2:
+            raise NotImplementedError("a 1-D Interleave")
+        sy, sx = strides
+        spread = []
+        for i, (t, (dy, dx)) in enumerate(zip(node.inputs, np.ndindex(sy, sx))):
+            n, c, u, v = self.graph.shape(t)
+            stem = f"{node.name}__phase{i}"
+            x = self.add("Reshape", [t, self.const(f"{stem}_shape6d", np.array([n, c, u, 1, v, 1], np.int64))],
+                         f"{stem}_6d", f"{stem}/reshape6d")
+            pads = np.array([0, 0, 0, dy, 0, dx, 0, 0, 0, sy - 1 - dy, 0, sx - 1 - dx], np.int64)
+            x = self.add("Pad", [x, self.const(f"{stem}_pads", pads)], f"{stem}_spread", f"{stem}/spread")
+            x = self.add("Reshape", [x, self.const(f"{stem}_shape4d", np.array([n, c, u * sy, v * sx], np.int64))],
+                         f"{stem}_4d", f"{stem}/reshape4d")
+            if (u * sy, v * sx) != (size_y, size_x):  # crop to the output, then pad up to it
+                ends = self.const(f"{stem}_ends", np.array([min(u * sy, size_y), min(v * sx, size_x)], np.int64))
+                x = self.add("Slice", [x, self.const(f"{stem}_starts", np.zeros(2, np.int64)), ends,
+                                       self.const(f"{stem}_axes", np.array([2, 3], np.int64))], f"{stem}_crop",
+                             f"{stem}/crop")
+                grow = np.array([0, 0, 0, 0, 0, 0, max(0, size_y - u * sy), max(0, size_x - v * sx)], np.int64)
+                x = self.add("Pad", [x, self.const(f"{stem}_grow", grow)], f"{stem}_fit", f"{stem}/fit")
+            spread.append(x)
+        self.add("Sum", spread, out, node.name)
+
     def _op_Softmax(self, node: Node, out: str) -> None:
         if len(node.attrs.axes) != 1:
             raise ValueError(f"{node.name}: a Softmax over several axes has no opset-{OPSET} form")
@@ -254,14 +281,16 @@ def _plain_attrs(node: Node) -> dict:
     if a is None or not hasattr(a, "__dataclass_fields__"):
         return {}
     names = {"kernel_shape": "kernel_shape", "strides": "strides", "pads": "pads", "perm": "perm", "axis": "axis",
-             "alpha": "alpha", "beta": "beta", "ceil_mode": "ceil_mode", "count_include_pad": "count_include_pad"}
+             "alpha": "alpha", "beta": "beta", "ceil_mode": "ceil_mode", "count_include_pad": "count_include_pad",
+             "blocksize": "blocksize", "mode": "mode"}
     out = {}
     for field_name in a.__dataclass_fields__:
         value = getattr(a, field_name)
         if field_name == "dilations":
             if any(d != 1 for d in value):
                 out["dilations"] = list(value)
-        elif field_name == "count_include_pad" and node.op != "AveragePool":
+        elif field_name == "count_include_pad" and node.op != "AveragePool" or field_name == "mode" and \
+                node.op != "DepthToSpace":
             continue
         elif field_name in names:
             out[names[field_name]] = [int(v) for v in value] if isinstance(value, tuple) else (

@@ -60,5 +60,6 @@ def quant_json(quantized: QuantizedModel, measured: dict) -> dict:
                      "spec": "docs/numerics.md"},
         "inputs": lowered.graph.inputs, "outputs": lowered.graph.outputs,
         "host_softmax": {k: list(v) for k, v in lowered.host_softmax.items()},
+        "host_depth_to_space": {k: list(v) for k, v in lowered.host_depth_to_space.items()},
         "tensors": tensors, "layers": layers, "quality": measured,
     }
