@@ -103,6 +103,7 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
             op = "Atan"
         layers = layers[:at] + [LayerSpec("host", {"op": op})] + layers[at:]
     layers = _upsampling(np.random.default_rng([spec.seed, 4]), prof, replace(spec, layers=tuple(layers))) or layers
+    layers = _block_moves(np.random.default_rng([spec.seed, 5]), prof, replace(spec, layers=tuple(layers))) or layers
     form = rng.random()
     dynamic = "batch" if form < p else "hw" if form < 1.6 * p else ""
     spec = replace(spec, layers=tuple(layers), dynamic=dynamic)
@@ -138,6 +139,25 @@ def _upsampling(rng, prof: Profile, spec: ModelSpec) -> list[LayerSpec] | None:
         params.update(groups=1, out=_channels(rng, prof.channels))
     layers = list(spec.layers)
     return _fits(prof, spec, layers[:at] + [LayerSpec("upconv", params)] + layers[at:])
+
+
+def _block_moves(rng, prof: Profile, spec: ModelSpec) -> list[LayerSpec] | None:
+    """The layers with a Focus stem first or a PixelShuffle (a Conv to C * b^2 channels, then DepthToSpace of
+    block b, DCR or CRD) after a random map, with probability prof.extra (their own random stream); None
+    when not drawn or too big."""
+    if rng.random() >= prof.extra:
+        return None
+    layers = list(spec.layers)
+    if rng.random() < 0.4:
+        order = [[int(dy), int(dx)] for dy, dx in rng.permutation([(0, 0), (1, 0), (0, 1), (1, 1)])]
+        return _fits(prof, spec, [LayerSpec("focus", {"order": order})] + layers)
+    maps = [i for i, shape in enumerate(spec.shapes()) if len(shape) == 3]
+    at, block = int(rng.choice(maps)), int(rng.choice([2, 2, 3]))
+    k = int(rng.choice([1, 3]))
+    conv = _conv_params(rng, prof, spec.shapes()[at], k=[k, k], stride=[1, 1], dil=[1, 1], pads=[k // 2] * 4,
+                        out=block * block * int(rng.integers(1, 4)), groups=1)
+    shuffle = LayerSpec("shuffle", {"block": block, "mode": str(rng.choice(["DCR", "CRD"])), "conv": conv})
+    return _fits(prof, spec, layers[:at] + [shuffle] + layers[at:])
 
 
 def _fits(prof: Profile, spec: ModelSpec, layers: list[LayerSpec]) -> list[LayerSpec] | None:

@@ -190,6 +190,24 @@ class _Builder:
             y = self._batchnorm(y, cout, rng)
         return self._activation(p["act"], y, cout, rng, spatial=True)
 
+    def _shuffle(self, p: dict, x: str, shape, rng) -> str:
+        """ESPCN's PixelShuffle: a Conv to C * b^2 channels, then DepthToSpace."""
+        y = self.activation(self._conv(p["conv"], x, shape, rng))
+        return self.node("DepthToSpace", [y], "d2s", blocksize=p["block"], mode=p["mode"])
+
+    def _focus(self, p: dict, x: str, shape, rng) -> str:
+        """YOLOv5's Focus: x[..., dy::2, dx::2] for each offset in `order` (a Slice per axis, as torch exports
+        it), concatenated on channels."""
+        end, two = self.const("end", np.array([2 ** 62], np.int64)), self.const("two", np.array([2], np.int64))
+        rows, parts = {}, []
+        for dy, dx in p["order"]:
+            if dy not in rows:
+                rows[dy] = self.node("Slice", [x, self.const("start", np.array([dy], np.int64)), end,
+                                              self.const("axis", np.array([2], np.int64)), two], "slice")
+            parts.append(self.node("Slice", [rows[dy], self.const("start", np.array([dx], np.int64)), end,
+                                             self.const("axis", np.array([3], np.int64)), two], "slice"))
+        return self.node("Concat", parts, "focus", axis=1)
+
     def _batchnorm(self, x: str, channels: int, rng) -> str:
         stats = [rng.uniform(0.5, 1.5, channels), rng.standard_normal(channels) * 0.2,
                  rng.standard_normal(channels) * 0.3, rng.uniform(0.3, 2.0, channels)]

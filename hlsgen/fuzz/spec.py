@@ -17,9 +17,11 @@ ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid",
 MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
 # layers the generator inserts with the exporter-like features (generator._features): a host op between
 # accelerator layers ("host", shape-preserving; InstanceNormalization on maps only), a nearest upsampling
-# ("resize", its sizes constant or computed by exporter shape code) and a learned one ("upconv": ConvTranspose)
+# ("resize", its sizes constant or computed by exporter shape code), learned ones ("upconv": ConvTranspose;
+# "shuffle": a Conv then DepthToSpace, ESPCN's PixelShuffle) and a YOLOv5 Focus stem ("focus": four stride-2
+# Slices concatenated on channels)
 HOST_OPS = ("InstanceNormalization", "Cos", "Sin", "Atan")
-EXTRA_KINDS = ("host", "resize", "upconv")
+EXTRA_KINDS = ("host", "resize", "upconv", "shuffle", "focus")
 # post-processing ops of an output head (ModelSpec.outputs), on the host unless the accelerator takes them;
 # argmax and topk end a head (topk gives two outputs: values and indices)
 HEAD_OPS = ("exp", "sigmoid", "softmax", "reduce", "nhwc", "argmax", "topk")
@@ -202,6 +204,11 @@ def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | N
         return _conv_shape(layer.params, shape) if _conv_fits(layer.params, c) else None
     if kind == "upconv":
         return _upconv_shape(layer.params, shape)
+    if kind == "shuffle":
+        b, conv = layer["block"], _conv_shape(layer["conv"], shape)
+        return None if conv is None or conv[0] % (b * b) else (conv[0] // (b * b), conv[1] * b, conv[2] * b)
+    if kind == "focus":
+        return None if h % 2 or w % 2 else (4 * c, h // 2, w // 2)
     if kind == "pool":
         return _pool_shape(layer.params, shape)
     raise ValueError(f"unknown layer kind {kind!r}")
@@ -253,7 +260,8 @@ def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]
     if layer.kind == "upconv":  # every input pixel times every tap
         return math.prod(before) * conv_channels(layer.params, before[0]) // conv_groups(layer.params, before[0]) \
             * layer["k"][0] * layer["k"][1]
-    convs = {"conv": [layer.params], "residual": [layer.get("conv")], "concat": [layer.get("a"), layer.get("b")]}
+    convs = {"conv": [layer.params], "residual": [layer.get("conv")], "concat": [layer.get("a"), layer.get("b")],
+             "shuffle": [layer.get("conv")]}
     total = 0
     for params in convs.get(layer.kind, []):
         c = before[0]

@@ -303,8 +303,7 @@ def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: boo
                 raise
             break  # smaller bands do not fit either: report the placement
         memory = place_maps(graph, rows, R, split.planes if split else None)
-        # a plane of one word (an unused one keeps a word: no memory is empty) is a register, not buffer memory
-        used = (sum(d for d in memory.plane_depth if d > 1) * R, memory.dw_copies * memory.dw_depth * R)
+        used = (sum(memory.held_depth) * R, memory.dw_copies * memory.dw_depth * R)
         if split is None and sum(used) <= capacity:
             return rows, memory
         if split is not None:

@@ -283,9 +283,16 @@ class Memory:
         return next(m for m in self.maps if m.name == name)
 
     @property
+    def held_depth(self) -> tuple[int, int]:
+        """Words per bank each plane's maps occupy: a plane that holds none keeps a one-word memory (no memory
+        is empty), a register rather than buffer memory, and occupies 0."""
+        held = {m.plane for m in self.maps if m.dram_base is None}
+        return tuple(depth if plane in held else 0 for plane, depth in enumerate(self.plane_depth))
+
+    @property
     def words_per_bank(self) -> int:
         """What the placement occupies: both planes and the depthwise window copies, per bank."""
-        return sum(self.plane_depth) + self.dw_copies * self.dw_depth
+        return sum(self.held_depth) + self.dw_copies * self.dw_depth
 
     @property
     def external(self) -> tuple[MapPlacement, ...]:

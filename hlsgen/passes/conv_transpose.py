@@ -25,7 +25,7 @@ CHANNELWISE = ("BatchNormalization", "ChannelAffine", "Relu", "Clip", "LeakyRelu
 @dataclass(frozen=True)
 class Phase:
     """One phase of one axis: the output pixels rho, rho + s, ... (`count` of them), a stride-1 conv with
-    `taps` (kernel indices, in the conv's order) and begin/end padding."""
+    `taps` (kernel indices, in the conv's order; index `kernel` is a zero tap) and begin/end padding."""
 
     taps: tuple[int, ...]
     begin: int
@@ -42,8 +42,9 @@ def phases(size: int, out: int, kernel: int, stride: int, pad: int) -> list[Phas
             return f"an output of {out} pixels has fewer than its stride {stride}"
         a, b = divmod(rho + pad, stride)
         taps = tuple(range(b, kernel, stride))[::-1]
-        if not taps:
-            return f"a kernel of {kernel} below its stride {stride} leaves output pixels no tap"
+        if not taps:  # a kernel below its stride: these outputs are the bias alone, a Conv of one zero tap
+            result.append(Phase((kernel,) * max(1, size - count + 1), 0, max(0, count - size), count))
+            continue
         begin = len(taps) - 1 - a
         end = count + a - size
         if begin < 0 or size + begin + max(end, 0) - len(taps) + 1 != count:
@@ -89,6 +90,7 @@ def decompose_conv_transpose(graph: Graph) -> bool:
 def _decompose(graph: Graph, node: Node, axes: list[list[Phase]]) -> None:
     a: ConvTransposeAttrs = node.attrs
     w = conv_weights(graph.constants[node.inputs[1]], a.group)
+    w = np.pad(w, [(0, 0), (0, 0)] + [(0, 1)] * len(a.kernel_shape))  # index k of an axis: the zero tap
     # a pre-quantized weight's integers carry over when its scale is one for the tensor (the quantizer cannot tell
     # per-output scales from per-input ones: those weights are quantized again, from their dequantized values)
     kept = graph.quant.get(node.inputs[1])
@@ -104,7 +106,8 @@ def _decompose(graph: Graph, node: Node, axes: list[list[Phase]]) -> None:
         stem = f"{node.name}_phase{''.join(map(str, index))}"
         weight = graph.add_constant(graph.fresh_name(f"{stem}_weight"), np.ascontiguousarray(w[(...,) + taps]))
         if kept is not None:
-            graph.quant[weight] = (conv_weights(kept[0], a.group)[(...,) + taps], kept[1])
+            ints = np.pad(conv_weights(kept[0], a.group), [(0, 0), (0, 0)] + [(0, 1)] * len(a.kernel_shape))
+            graph.quant[weight] = (ints[(...,) + taps], kept[1])
         out = y.name if single else graph.fresh_name(f"{node.outputs[0]}_phase{''.join(map(str, index))}")
         graph.tensors[out] = TensorInfo(out, y.shape[:2] + tuple(p.count for p in chosen), y.dtype)
         geometry = ConvAttrs(tuple(len(p.taps) for p in chosen), (1,) * len(chosen),

@@ -44,23 +44,29 @@ def activation_before_depth_to_space(graph: Graph) -> bool:
 def depth_to_space_as_phases(graph: Graph) -> bool:
     """Split the Conv before a DepthToSpace into one Conv per block offset, woven by an Interleave.
 
-    A DepthToSpace that is a model output stays: the host permutes the output as it reads it (one map of few
+    Elementwise activations between the Conv and the DepthToSpace go onto every phase. A DepthToSpace that is a model output stays: the host permutes the output as it reads it (one map of few
     channels would fill the activation memory, where the phases' maps stream out as they are)."""
     changed = False
     for node in [n for n in graph.nodes.values() if n.op == "DepthToSpace"]:
-        conv = graph.producer(node.inputs[0])
-        if node.outputs[0] in graph.outputs or conv is None or conv.op != "Conv" or conv.attrs.group != 1 or len(conv.attrs.kernel_shape) != 2 \
-                or sole_consumer(graph, node.inputs[0]) is not node or node.inputs[0] in graph.outputs:
+        if node.outputs[0] in graph.outputs:
+            continue
+        conv, activations, reader = graph.producer(node.inputs[0]), [], node
+        while conv is not None and conv.op in UNARY and not any(t and not graph.is_constant(t) for t in conv.inputs[1:]) \
+                and sole_consumer(graph, conv.outputs[0]) is reader and conv.outputs[0] not in graph.outputs:
+            activations.insert(0, conv)  # elementwise ops between the Conv and the DepthToSpace: onto every phase
+            conv, reader = graph.producer(conv.inputs[0]), conv
+        if conv is None or conv.op != "Conv" or conv.attrs.group != 1 or len(conv.attrs.kernel_shape) != 2 \
+                or sole_consumer(graph, conv.outputs[0]) is not reader or conv.outputs[0] in graph.outputs:
             continue
         weight, bias = conv.inputs[1], optional_input(conv, 2)
         if not graph.is_constant(weight) or (bias and not graph.is_constant(bias)):
             continue
-        _split(graph, node, conv)
+        _split(graph, node, conv, activations)
         changed = True
     return changed
 
 
-def _split(graph: Graph, node: Node, conv: Node) -> None:
+def _split(graph: Graph, node: Node, conv: Node, activations: list[Node]) -> None:
     b, mode = node.attrs.blocksize, node.attrs.mode
     w, bias = graph.constants[conv.inputs[1]], optional_input(conv, 2)
     channels = w.shape[0] // (b * b)
@@ -79,7 +85,16 @@ def _split(graph: Graph, node: Node, conv: Node) -> None:
         graph.add_node(Node(name, "Conv", tuple(inputs), (out,), conv.attrs))
         if graph.origin(conv.name):
             graph.origins[name] = graph.origins[conv.name]
+        for act in activations:
+            source, out = out, graph.fresh_name(f"{act.outputs[0]}_phase{dy}{dx}")
+            graph.tensors[out] = replace(graph.tensors[source], name=out)
+            copy = graph.fresh_name(f"{act.name}_phase{dy}{dx}")
+            graph.add_node(act.with_(name=copy, inputs=(source, *act.inputs[1:]), outputs=(out,)))
+            if graph.origin(act.name):
+                graph.origins[copy] = graph.origins[act.name]
         phases.append(out)
+    for act in activations:
+        graph.remove_node(act.name)
     graph.remove_node(conv.name)
     graph.replace_node(node.name, Node(node.name, "Interleave", tuple(phases), node.outputs,
                                        InterleaveAttrs((b, b), tuple(y.shape[2:]))))

@@ -103,9 +103,17 @@ def test_an_export_with_layers_still_on_the_host_builds_and_follows_onnxruntime(
 
 
 def test_a_join_of_host_tensors_too_big_together_goes_to_the_host(tmp_path):
-    """U-Net: the decoder's skip Concat of a host ConvTranspose's map and an encoder map: both streamed in whole do
-    not fit the activation memory, so the Concat runs on the host and the segment takes one map, in bands."""
-    _build("unet_decoder", tmp_path / "u", "--max-host-macs", "100")
+    """U-Net with its last ConvTranspose dilated (same output shape; hlsgen decomposes dilation 1 only, so it
+    runs on the host): the decoder's skip Concat of that host map and an encoder map, both streamed in whole,
+    do not fit the activation memory, so the Concat runs on the host and the segment takes one map, in bands."""
+    model = onnx.load(str(DATA / "unet_decoder.onnx"))
+    up = next(n for n in model.graph.node if n.name == "/up1/ConvTranspose")
+    del up.attribute[:]
+    up.attribute.extend([onnx.helper.make_attribute(k, v) for k, v in (("kernel_shape", [4, 4]), ("strides", [2, 2]),
+                         ("dilations", [2, 2]), ("pads", [3, 3, 2, 2]))])
+    onnx.save(model, str(tmp_path / "unet_host.onnx"))
+    assert main(["build", str(tmp_path / "unet_host.onnx"), "--calib", str(DATA / "unet_decoder_calib.npz"), "-o",
+                 str(tmp_path / "u"), "-q", "--max-host-macs", "100"]) == 0
     partition = json.loads((tmp_path / "u" / "partition.json").read_text())
     joins = [n for n, why in partition["refusals"].items() if why.startswith("it joins the segment's inputs")]
     assert joins == ["/Concat_1"], partition["refusals"]

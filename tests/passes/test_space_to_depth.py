@@ -17,14 +17,15 @@ RNG = np.random.default_rng(12)
 
 @pytest.mark.parametrize("mode", ["DCR", "CRD"])
 def test_a_depth_to_space_inside_the_network_becomes_the_conv_s_phases(mode):
-    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+    nodes = [helper.make_node("Conv", ["x", "w", "b"], ["c0"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("Sigmoid", ["c0"], ["c"], name="sigmoid"),
              helper.make_node("DepthToSpace", ["c"], ["d"], blocksize=2, mode=mode, name="d2s"),
              helper.make_node("Conv", ["d", "w2"], ["y"], name="head")]
     graph = onnx_graph(nodes, {"x": (1, 3, 5, 6)}, ["y"], {"w": RNG.standard_normal((8, 3, 3, 3)),
                                                             "b": RNG.standard_normal(8),
                                                             "w2": RNG.standard_normal((4, 2, 1, 1))})
     assert apply_pass(graph, depth_to_space_as_phases)
-    assert sorted(ops(graph)) == ["Conv"] * 5 + ["Interleave"]
+    assert sorted(ops(graph)) == ["Conv"] * 5 + ["Interleave"] + ["Sigmoid"] * 4
 
 
 def test_a_depth_to_space_at_the_output_stays_and_its_activation_moves_before_it():
