@@ -10,7 +10,7 @@ Per-channel ops after the ConvTranspose (a BatchNormalization, a Relu) move befo
 phase, where the Conv passes fold them."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,6 +18,7 @@ from ..ir import Graph, Node, TensorInfo
 from ..ops.conv import ConvAttrs, ConvTransposeAttrs
 from ..ops.shape import InterleaveAttrs
 from .pipeline import graph_pass
+from .rewrite import copy_onto
 
 CHANNELWISE = ("BatchNormalization", "ChannelAffine", "Relu", "Clip", "LeakyRelu")
 
@@ -133,15 +134,7 @@ def channelwise_before_interleave(graph: Graph) -> bool:
         if weave is None or weave.op != "Interleave" or len(graph.consumers(weave.outputs[0])) != 1 \
                 or weave.outputs[0] in graph.outputs or not all(graph.is_constant(t) for t in node.inputs[1:] if t):
             continue
-        moved = []
-        for i, phase in enumerate(weave.inputs):
-            out = graph.fresh_name(f"{node.outputs[0]}_phase{i}")
-            graph.tensors[out] = replace(graph.tensors[phase], name=out)
-            name = graph.fresh_name(f"{node.name}_phase{i}")
-            graph.add_node(node.with_(name=name, inputs=(phase, *node.inputs[1:]), outputs=(out,)))
-            if graph.origin(node.name):
-                graph.origins[name] = graph.origins[node.name]
-            moved.append(out)
+        moved = [copy_onto(graph, node, phase, f"phase{i}") for i, phase in enumerate(weave.inputs)]
         graph.remove_node(node.name)
         graph.replace_node(weave.name, weave.with_(inputs=tuple(moved), outputs=node.outputs))
         changed = True

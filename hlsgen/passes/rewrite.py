@@ -94,3 +94,15 @@ def carry_weight_quant(graph: Graph, source: str, derived: str, factors, axis: i
     scales = np.broadcast_to(scales, factors.shape) * np.abs(factors)
     graph.quant[derived] = (ints * np.sign(factors).astype(np.int64).reshape(shape),
                             replace(wq, scales=tuple(float(s) for s in scales)))
+
+
+def copy_onto(graph: Graph, node: Node, source: str, suffix: str) -> str:
+    """Add a copy of the one-map node `node` reading `source` (its constant inputs shared) into a fresh tensor
+    shaped like `source`, keeping `node`'s ONNX origin (messages name the user's node); return that tensor."""
+    out = graph.fresh_name(f"{node.outputs[0]}_{suffix}")
+    graph.tensors[out] = replace(graph.tensors[source], name=out)
+    name = graph.fresh_name(f"{node.name}_{suffix}")
+    graph.add_node(node.with_(name=name, inputs=(source, *node.inputs[1:]), outputs=(out,)))
+    if graph.origin(node.name):
+        graph.origins[name] = graph.origins[node.name]
+    return out

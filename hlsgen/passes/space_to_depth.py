@@ -13,10 +13,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..ir import Graph, Node, TensorInfo
-from ..ops.conv import ConvAttrs
 from ..ops.shape import InterleaveAttrs
 from .pipeline import graph_pass
-from .rewrite import optional_input, sole_consumer
+from .rewrite import copy_onto, optional_input, sole_consumer
 
 # elementwise ops of one input that commute with moving pixels and channels around
 UNARY = ("Relu", "Sigmoid", "HardSwish", "Clip", "LeakyRelu", "HardSigmoid", "Elu", "Selu", "Tanh", "Softplus",
@@ -86,12 +85,7 @@ def _split(graph: Graph, node: Node, conv: Node, activations: list[Node]) -> Non
         if graph.origin(conv.name):
             graph.origins[name] = graph.origins[conv.name]
         for act in activations:
-            source, out = out, graph.fresh_name(f"{act.outputs[0]}_phase{dy}{dx}")
-            graph.tensors[out] = replace(graph.tensors[source], name=out)
-            copy = graph.fresh_name(f"{act.name}_phase{dy}{dx}")
-            graph.add_node(act.with_(name=copy, inputs=(source, *act.inputs[1:]), outputs=(out,)))
-            if graph.origin(act.name):
-                graph.origins[copy] = graph.origins[act.name]
+            out = copy_onto(graph, act, out, f"phase{dy}{dx}")
         phases.append(out)
     for act in activations:
         graph.remove_node(act.name)

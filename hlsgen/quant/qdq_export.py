@@ -189,28 +189,33 @@ class _Exporter:
 
     def _op_Interleave(self, node: Node, out: str) -> None:
         """Each phase spread onto every stride-th pixel (Reshape, Pad with zeros, Reshape), fitted to the output
-        (Slice or Pad) and the phases summed: zeros everywhere but on its own pixels, so the Sum weaves them."""
-        strides, (*lead, size_y, size_x) = node.attrs.strides, self.graph.shape(node.outputs[0])
-        if len(strides) != 2:
-            raise NotImplementedError("a 1-D Interleave")
-        sy, sx = strides
+        (Slice, then Pad) and the phases summed: zeros everywhere but on its own pixels, so the Sum weaves them."""
+        strides = node.attrs.strides
+        n = len(strides)
+        size = self.graph.shape(node.outputs[0])[-n:]
         spread = []
-        for i, (t, (dy, dx)) in enumerate(zip(node.inputs, np.ndindex(sy, sx))):
-            n, c, u, v = self.graph.shape(t)
+        for i, (t, offsets) in enumerate(zip(node.inputs, np.ndindex(*strides))):
+            lead, spatial = self.graph.shape(t)[:2], self.graph.shape(t)[2:]
             stem = f"{node.name}__phase{i}"
-            x = self.add("Reshape", [t, self.const(f"{stem}_shape6d", np.array([n, c, u, 1, v, 1], np.int64))],
-                         f"{stem}_6d", f"{stem}/reshape6d")
-            pads = np.array([0, 0, 0, dy, 0, dx, 0, 0, 0, sy - 1 - dy, 0, sx - 1 - dx], np.int64)
-            x = self.add("Pad", [x, self.const(f"{stem}_pads", pads)], f"{stem}_spread", f"{stem}/spread")
-            x = self.add("Reshape", [x, self.const(f"{stem}_shape4d", np.array([n, c, u * sy, v * sx], np.int64))],
-                         f"{stem}_4d", f"{stem}/reshape4d")
-            if (u * sy, v * sx) != (size_y, size_x):  # crop to the output, then pad up to it
-                ends = self.const(f"{stem}_ends", np.array([min(u * sy, size_y), min(v * sx, size_x)], np.int64))
-                x = self.add("Slice", [x, self.const(f"{stem}_starts", np.zeros(2, np.int64)), ends,
-                                       self.const(f"{stem}_axes", np.array([2, 3], np.int64))], f"{stem}_crop",
-                             f"{stem}/crop")
-                grow = np.array([0, 0, 0, 0, 0, 0, max(0, size_y - u * sy), max(0, size_x - v * sx)], np.int64)
-                x = self.add("Pad", [x, self.const(f"{stem}_grow", grow)], f"{stem}_fit", f"{stem}/fit")
+            split = [*lead, *(v for u in spatial for v in (u, 1))]
+            x = self.add("Reshape", [t, self.const(f"{stem}_shape_split", np.array(split, np.int64))],
+                         f"{stem}_split", f"{stem}/split")
+            begins = [0, 0, *(v for d in offsets for v in (0, d))]
+            ends = [0, 0, *(v for d, st in zip(offsets, strides) for v in (0, st - 1 - d))]
+            x = self.add("Pad", [x, self.const(f"{stem}_pads", np.array(begins + ends, np.int64))], f"{stem}_spread",
+                         f"{stem}/spread")
+            woven = [u * st for u, st in zip(spatial, strides)]
+            x = self.add("Reshape", [x, self.const(f"{stem}_shape_woven", np.array([*lead, *woven], np.int64))],
+                         f"{stem}_woven", f"{stem}/woven")
+            if tuple(woven) != tuple(size):  # crop to the output, then pad up to it
+                axes = np.arange(2, 2 + n, dtype=np.int64)
+                ends = np.array([min(w, o) for w, o in zip(woven, size)], np.int64)
+                x = self.add("Slice", [x, self.const(f"{stem}_starts", np.zeros(n, np.int64)),
+                                       self.const(f"{stem}_ends", ends), self.const(f"{stem}_axes", axes)],
+                             f"{stem}_crop", f"{stem}/crop")
+                grow = [0] * (n + 2) + [0, 0] + [max(0, o - w) for w, o in zip(woven, size)]
+                x = self.add("Pad", [x, self.const(f"{stem}_grow", np.array(grow, np.int64))], f"{stem}_fit",
+                             f"{stem}/fit")
             spread.append(x)
         self.add("Sum", spread, out, node.name)
 
