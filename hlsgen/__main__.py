@@ -35,6 +35,11 @@ def entry_point() -> None:
 
 
 def _hold_signals() -> None:
+    """Ignore Ctrl-C and SIGTERM from here on, in every thread: blocking them in this one is not enough, as
+    CPython's finalization resets the handlers it installed to the default and a signal then delivered to
+    another thread (onnxruntime's pool) would kill the finished process (-15 rather than its exit code)."""
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(signum, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
 
 
