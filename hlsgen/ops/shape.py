@@ -45,6 +45,11 @@ class InterleaveAttrs:
     strides: tuple[int, ...]  # per spatial axis
     shape: tuple[int, ...]  # the output's spatial sizes
 
+    @property
+    def map_strides(self) -> tuple[int, int]:
+        """(rows, columns) of the strides as a map stores them (a 1-D map is one row)."""
+        return tuple(self.strides) if len(self.strides) == 2 else (1, *self.strides)
+
 
 PAD_MODES = ("constant", "reflect", "edge")
 

@@ -14,8 +14,8 @@ from ..ir import Graph, Node, TensorInfo
 from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
-from ..passes.conv_transpose import decomposition
 from ..ops.registry import evaluate
+from ..passes.conv_transpose import decomposition
 from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
 from .channels import bound_channel_scales, channel_reach, clamp_bias

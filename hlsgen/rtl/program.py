@@ -298,7 +298,7 @@ class _Compiler:
             # the inputs before it then overwrite
             self.layers.extend(reversed(copies))
         elif node.op == "Interleave":  # a copy per phase, into every step-th row and column from its offset
-            strides = node.attrs.strides if len(node.attrs.strides) == 2 else (1, *node.attrs.strides)
+            strides = node.attrs.map_strides
             self.layers.extend(Layer(row.name, kind, node, [memory.placement(t).name], output, row.nodes, row, chunk=i,
                                      origin=offset, step=strides)
                                for i, (t, offset) in enumerate(zip(row.inputs, np.ndindex(*strides))))

@@ -427,7 +427,7 @@ class _Builder:
             f.update(acc=int(layer.band is not None and layer.band.in_rows[0] > 0))
         elif node.op in ("MaxPool", "QAveragePool"):
             self._window_pool(f, layer, node)
-        elif node.op in ("Concat", "Transpose", "Pad", "Interleave"):  # never in bands: its buffers hold whole maps
+        elif node.op in ("Concat", "Transpose", "Pad", "Interleave"):  # a band's from its buffers (_copy)
             self._copy(f, layer, node)
         else:
             raise UnsupportedModelError(f"{node.op} has no overlay unit")
@@ -476,7 +476,7 @@ class _Builder:
                 offsets[1] = layer.band.pad_top
             self._segment(layer.inputs[0], len(layer.input_shapes[0]), {}, offsets)
         elif node.op == "Interleave":  # a segment per phase, into every step-th row and column from its offset
-            strides = node.attrs.strides if len(node.attrs.strides) == 2 else (1, *node.attrs.strides)
+            strides = node.attrs.map_strides
             for t, shape, (dy, dx) in zip(layer.inputs, layer.input_shapes, np.ndindex(*strides)):
                 self._segment(t, len(shape), {}, {1: dy, 2: dx}, strides)
         else:
