@@ -1,6 +1,7 @@
 """Whole models on host + accelerator: the exporter-made models of tests/data/exporters built on a target,
 with their partition (segments, host nodes, MACs on the accelerator), whole-model quality per output (float
-vs quantized, host ops included), the segments' cycles, and the wall times of the build, of the C simulation
+vs quantized, host ops included), the segments' cycles and PE utilization (the array's ideal cycles for the
+MACs it runs over the cycles taken), and the wall times of the build, of the C simulation
 of every segment and of the RTL simulation of the segments that have RTL.
 
     python bench/whole_models.py [--models fpn_detector,ssd_uint8_nhwc,...] [--target systolic16x16] [--rtl]
@@ -48,10 +49,11 @@ def row(name: str, target: str, scratch: Path, rtl: bool) -> dict:
     partition = report["partition"]
     quality = report.get("quality") or json.loads((out / "quant.json").read_text())["quality"]
     segments = segments_of(out)
-    cycles, csim_s, rtl_s, rtl_done = 0, 0.0, 0.0, []
+    cycles, ideal, csim_s, rtl_s, rtl_done = 0, 0, 0.0, 0.0, []
     for seg_name, folder in segments.items():
         seg_report = json.loads((folder / "report.json").read_text())
         cycles += seg_report["total"]["cycles"]
+        ideal += seg_report["total"]["ideal_cycles"]
         start = time.perf_counter()
         csim_build(folder)
         csim_s += time.perf_counter() - start
@@ -64,6 +66,7 @@ def row(name: str, target: str, scratch: Path, rtl: bool) -> dict:
             "host_ops": sorted({op for n, op in partition.get("node_ops", {}).items() if n in partition["host_nodes"]}),
             "macs_total": partition["macs_total"],
             "macs_on_accelerator": partition["macs_on_accelerator"], "cycles": cycles,
+            "utilization": round(ideal / cycles, 4) if cycles else 0.0,
             "sqnr_db": quality["sqnr_db"], "build_s": round(build_s, 2), "csim_s": round(csim_s, 2),
             "rtl_segments": f"{sum((segments_of(out)[s] / 'rtl').is_dir() for s in segments)}/{len(segments)}",
             "rtl_s": round(rtl_s, 2), "rtl_cycles": rtl_done}
@@ -88,7 +91,7 @@ def main_() -> None:
             sqnr = ", ".join(f"{k} {v:.1f}" for k, v in r["sqnr_db"].items())
             print(f"{name:<18} {r['segments']} segment(s), {r['host_nodes']:>2} host nodes "
                   f"({', '.join(r['host_ops']) or '-'}); MACs on accelerator {share:.1%} of {r['macs_total']:,}; "
-                  f"{r['cycles']:,} cycles; SQNR dB {sqnr}; build {r['build_s']} s, csim {r['csim_s']} s; "
+                  f"{r['cycles']:,} cycles, PE utilization {r['utilization']:.1%}; SQNR dB {sqnr}; build {r['build_s']} s, csim {r['csim_s']} s; "
                   f"RTL segments {r['rtl_segments']}" + (f", rtl {r['rtl_s']} s ({'; '.join(r['rtl_cycles'])})"
                                                           if args.rtl else ""))
     if args.json:

@@ -104,6 +104,7 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
         layers = layers[:at] + [LayerSpec("host", {"op": op})] + layers[at:]
     layers = _upsampling(np.random.default_rng([spec.seed, 4]), prof, replace(spec, layers=tuple(layers))) or layers
     layers = _block_moves(np.random.default_rng([spec.seed, 5]), prof, replace(spec, layers=tuple(layers))) or layers
+    layers = _shuffle_unit(np.random.default_rng([spec.seed, 6]), prof, replace(spec, layers=tuple(layers))) or layers
     form = rng.random()
     dynamic = "batch" if form < p else "hw" if form < 1.6 * p else ""
     spec = replace(spec, layers=tuple(layers), dynamic=dynamic)
@@ -158,6 +159,25 @@ def _block_moves(rng, prof: Profile, spec: ModelSpec) -> list[LayerSpec] | None:
                         out=block * block * int(rng.integers(1, 4)), groups=1)
     shuffle = LayerSpec("shuffle", {"block": block, "mode": str(rng.choice(["DCR", "CRD"])), "conv": conv})
     return _fits(prof, spec, layers[:at] + [shuffle] + layers[at:])
+
+
+def _shuffle_unit(rng, prof: Profile, spec: ModelSpec) -> list[LayerSpec] | None:
+    """The layers with a ShuffleNetV2 unit (chunk by a Split or two Slices, a 1x1 Conv with BatchNorm and an
+    activation on the second half, Concat, channel shuffle of 2 or 4 groups) after a random map of an even
+    channel count, with probability 2 * prof.extra (its own random stream); None when not drawn or too big."""
+    if rng.random() >= 2 * prof.extra:
+        return None
+    maps = [i for i, shape in enumerate(spec.shapes()) if len(shape) == 3 and shape[0] % 2 == 0]
+    if not maps:
+        return None
+    at = int(rng.choice(maps))
+    c, h, w = spec.shapes()[at]
+    conv = _conv_params(rng, prof, (c // 2, h, w), k=[1, 1], stride=[1, 1], dil=[1, 1], pads=[0] * 4, out=c // 2,
+                        groups=1)
+    params = {"groups": 4 if c % 4 == 0 and rng.random() < 0.3 else 2, "chunk": str(rng.choice(["Split", "Slice"])),
+              "conv": conv}
+    layers = list(spec.layers)
+    return _fits(prof, spec, layers[:at] + [LayerSpec("shuffle_unit", params)] + layers[at:])
 
 
 def _fits(prof: Profile, spec: ModelSpec, layers: list[LayerSpec]) -> list[LayerSpec] | None:

@@ -208,6 +208,28 @@ class _Builder:
                                              self.const("axis", np.array([3], np.int64)), two], "slice"))
         return self.node("Concat", parts, "focus", axis=1)
 
+    def _shuffle_unit(self, p: dict, x: str, shape, rng) -> str:
+        """ShuffleNetV2's stride-1 unit as torch exports it: chunk in two (a Split, or two Slices), a 1x1 Conv
+        on the second half, Concat, then view(n, g, c/g, h, w), transpose(1, 2), view(n, c, h, w)."""
+        c, h, w = shape
+        half = c // 2
+        if p["chunk"] == "Split":
+            first, second = self.name("chunk"), self.name("chunk")
+            self.nodes.append(helper.make_node("Split", [x, self.const("split", np.array([half, half], np.int64))],
+                                               [first, second], name=f"Split_{first}", axis=1))
+        else:
+            axis = self.const("axis", np.array([1], np.int64))
+            first, second = (self.node("Slice", [x, self.const("start", np.array([lo], np.int64)),
+                                                 self.const("end", np.array([hi], np.int64)), axis], "chunk")
+                             for lo, hi in ((0, half), (half, c)))
+        branch = self.activation(self._conv(p["conv"], second, (half, h, w), rng))
+        joined = self.node("Concat", [first, branch], "cat", axis=1)
+        g = p["groups"]
+        grouped = self.node("Reshape", [joined, self.const("shape", np.array([1, g, c // g, h, w], np.int64))],
+                            "groups")
+        moved = self.node("Transpose", [grouped], "shuffle", perm=[0, 2, 1, 3, 4])
+        return self.node("Reshape", [moved, self.const("shape", np.array([1, c, h, w], np.int64))], "shuffled")
+
     def _batchnorm(self, x: str, channels: int, rng) -> str:
         stats = [rng.uniform(0.5, 1.5, channels), rng.standard_normal(channels) * 0.2,
                  rng.standard_normal(channels) * 0.3, rng.uniform(0.3, 2.0, channels)]

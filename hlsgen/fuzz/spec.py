@@ -18,10 +18,11 @@ MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad
 # layers the generator inserts with the exporter-like features (generator._features): a host op between
 # accelerator layers ("host", shape-preserving; InstanceNormalization on maps only), a nearest upsampling
 # ("resize", its sizes constant or computed by exporter shape code), learned ones ("upconv": ConvTranspose;
-# "shuffle": a Conv then DepthToSpace, ESPCN's PixelShuffle) and a YOLOv5 Focus stem ("focus": four stride-2
-# Slices concatenated on channels)
+# "shuffle": a Conv then DepthToSpace, ESPCN's PixelShuffle), a YOLOv5 Focus stem ("focus": four stride-2
+# Slices concatenated on channels) and a ShuffleNetV2 unit ("shuffle_unit": chunk in two by a Split or two
+# Slices, a 1x1 Conv on the second half, concatenated, channel shuffle of `groups` groups)
 HOST_OPS = ("InstanceNormalization", "Cos", "Sin", "Atan")
-EXTRA_KINDS = ("host", "resize", "upconv", "shuffle", "focus")
+EXTRA_KINDS = ("host", "resize", "upconv", "shuffle", "focus", "shuffle_unit")
 # post-processing ops of an output head (ModelSpec.outputs), on the host unless the accelerator takes them;
 # argmax and topk end a head (topk gives two outputs: values and indices)
 HEAD_OPS = ("exp", "sigmoid", "softmax", "reduce", "nhwc", "argmax", "topk")
@@ -209,6 +210,8 @@ def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | N
         return None if conv is None or conv[0] % (b * b) else (conv[0] // (b * b), conv[1] * b, conv[2] * b)
     if kind == "focus":
         return None if h % 2 or w % 2 else (4 * c, h // 2, w // 2)
+    if kind == "shuffle_unit":
+        return None if c % 2 or c % layer["groups"] else shape
     if kind == "pool":
         return _pool_shape(layer.params, shape)
     raise ValueError(f"unknown layer kind {kind!r}")
@@ -257,6 +260,8 @@ def _pool_shape(params: dict, shape) -> tuple[int, int, int] | None:
 def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]) -> int:
     if layer.kind == "dense":
         return before[0] * after[0]
+    if layer.kind == "shuffle_unit":  # the 1x1 conv of its branch, on half the channels
+        return math.prod(before[1:]) * (before[0] // 2) ** 2
     if layer.kind == "upconv":  # every input pixel times every tap
         return math.prod(before) * conv_channels(layer.params, before[0]) // conv_groups(layer.params, before[0]) \
             * layer["k"][0] * layer["k"][1]

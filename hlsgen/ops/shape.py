@@ -1,6 +1,6 @@
 """Data movement and layout: Reshape (also from Flatten, Squeeze, Unsqueeze), Transpose, Concat, Pad,
-Identity, Dropout, Softmax, Interleave (a transposed convolution's phase maps woven together); and Constant,
-which becomes a graph constant rather than a node."""
+Identity, Dropout, Softmax, Interleave (a transposed convolution's phase maps woven together), Slice (also
+from Split), Gather of constant indices; and Constant, which becomes a graph constant rather than a node."""
 from __future__ import annotations
 
 import math
@@ -38,6 +38,12 @@ class SliceAttrs:
     starts: tuple[int, ...]  # every axis, resolved: 0 <= start < size
     steps: tuple[int, ...]  # positive
     shape: tuple[int, ...]  # the output's
+
+
+@dataclass(frozen=True)
+class GatherAttrs:
+    axis: int  # non-negative
+    indices: tuple[int, ...]  # non-negative; the output keeps the axis (a scalar index is a Gather + Reshape)
 
 
 @dataclass(frozen=True)
@@ -151,6 +157,12 @@ def space_to_depth(a: BlockAttrs, x: np.ndarray) -> np.ndarray:
 def slice_(a: SliceAttrs, x: np.ndarray) -> np.ndarray:
     """Every `steps`-th element of each axis from `starts`, `shape` of them."""
     return x[tuple(slice(s, s + n * t, t) for s, t, n in zip(a.starts, a.steps, a.shape))]
+
+
+@kernel("Gather", GatherAttrs)
+def gather(a: GatherAttrs, x: np.ndarray) -> np.ndarray:
+    """Element `indices[j]` of `axis` at position j (channels picked and reordered: a channel shuffle)."""
+    return np.take(x, np.asarray(a.indices, np.int64), axis=a.axis)
 
 
 # ---- helpers for importers -------------------------------------------------------------------
@@ -293,6 +305,48 @@ def import_slice(node, ctx) -> list[Node]:
         raise UnsupportedAttribute(f"the slice of {list(shape)} is empty")
     return [Node(ctx.node_name(node), "Slice", (node.input[0],), (node.output[0],),
                  SliceAttrs(tuple(first), tuple(step), tuple(count)))]
+
+
+@onnx_importer("Split")
+def import_split(node, ctx) -> list[Node]:
+    """A Split is one Slice per output (the sizes from the `split` input or attribute, else equal parts)."""
+    shape = ctx.shape(node.input[0])
+    axis = _axis(ctx.attrs(node).get("axis", 0), len(shape))
+    sizes = ctx.attrs(node).get("split") if ctx.opset < 13 else ctx.require_constant(node, 1, "split")
+    if sizes is None:
+        parts = len(node.output)
+        sizes = [-(-shape[axis] // parts)] * (parts - 1)
+        sizes.append(shape[axis] - sum(sizes))
+    sizes = [int(v) for v in np.ravel(sizes)]
+    if len(sizes) != len(node.output) or sum(sizes) != shape[axis] or min(sizes) <= 0:
+        raise UnsupportedAttribute(f"split {sizes} does not cut axis {axis} of {list(shape)} into {len(node.output)}")
+    nodes, first = [], 0
+    for i, (out, size) in enumerate(zip(node.output, sizes)):
+        starts = tuple(first if d == axis else 0 for d in range(len(shape)))
+        count = tuple(size if d == axis else n for d, n in enumerate(shape))
+        nodes.append(Node(ctx.node_name(node, f"_{i}" if i else ""), "Slice", (node.input[0],), (out,),
+                          SliceAttrs(starts, (1,) * len(shape), count)))
+        first += size
+    return nodes
+
+
+@onnx_importer("Gather")
+def import_gather(node, ctx) -> list[Node]:
+    """A Gather of constant indices from a computed tensor (constant data is folded before import)."""
+    shape = ctx.shape(node.input[0])
+    axis = _axis(ctx.attrs(node).get("axis", 0), len(shape))
+    indices = np.asarray(ctx.require_constant(node, 1, "indices"), np.int64)
+    if indices.ndim > 1:
+        raise UnsupportedAttribute(f"indices of rank {indices.ndim}: hlsgen gathers a scalar or a list")
+    if indices.size == 0 or indices.min() < -shape[axis] or indices.max() >= shape[axis]:
+        raise UnsupportedAttribute(f"indices {indices.tolist()} are out of range for axis {axis} of {list(shape)}")
+    attrs = GatherAttrs(axis, tuple(int(i) % shape[axis] for i in np.ravel(indices)))
+    if indices.ndim == 1:
+        return [Node(ctx.node_name(node), "Gather", (node.input[0],), (node.output[0],), attrs)]
+    kept = ctx.graph.fresh_name(f"{node.output[0]}_kept")
+    return [Node(ctx.node_name(node), "Gather", (node.input[0],), (kept,), attrs),
+            Node(ctx.node_name(node, "_squeeze"), "Reshape", (kept,), (node.output[0],),
+                 ReshapeAttrs(tuple(n for d, n in enumerate(shape) if d != axis)))]
 
 
 @onnx_importer("Concat")

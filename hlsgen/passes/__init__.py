@@ -6,6 +6,7 @@ from .activation import fuse_activation
 from .affine import constant_arithmetic_as_affine
 from .batchnorm import fold_batchnorm
 from .bias import fuse_bias
+from .channel_gather import channel_moves_as_gathers, fold_channel_gathers
 from .constants import fold_constants
 from .conv_transpose import channelwise_before_interleave, decompose_conv_transpose
 from .cse import eliminate_common_subexpressions
@@ -31,6 +32,9 @@ OPTIMIZE: list[Pass] = [
     # simplify
     fold_constants,
     remove_identities,
+    # channel shuffles and channel halves as Gathers of channels, into the next dense layer's weights
+    channel_moves_as_gathers,
+    fold_channel_gathers,
     cancel_transposes_reshapes,
     activation_before_flatten,
     reshape_graph_inputs,
@@ -73,6 +77,7 @@ __all__ = [
     "activation_before_depth_to_space",
     "activation_before_flatten",
     "cancel_transposes_reshapes",
+    "channel_moves_as_gathers",
     "channelwise_before_interleave",
     "constant_arithmetic_as_affine",
     "decompose_conv_transpose",
@@ -80,6 +85,7 @@ __all__ = [
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",
     "fold_batchnorm",
+    "fold_channel_gathers",
     "fold_constants",
     "fold_dynamic_quantization",
     "fold_pad",

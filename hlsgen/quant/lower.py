@@ -27,6 +27,7 @@ from .thresholds import fit_thresholds
 
 MAX_LUT_BITS = 12
 DEGENERATE = 1e-30  # a calibrated magnitude below this is no range at all
+MOVE_WEIGHT_BITS = 2  # a Gather's 0/1 picks (_lower_Gather)
 
 
 @dataclass(frozen=True)
@@ -131,9 +132,12 @@ class _Lowering:
         """The quantization of an activation: kept from a pre-quantized model, else calibrated."""
         if isinstance(self.src.quant.get(tensor), TensorQuant):
             return self.src.quant[tensor]
-        readers = self.src.consumers(tensor)
-        if len(readers) == 1 and readers[0].op == "Interleave" and tensor not in self.src.outputs:
-            return self.act_quant(readers[0].outputs[0])  # a phase of a transposed convolution: its grid
+        producer, readers = self.src.producer(tensor), self.src.consumers(tensor)
+        if producer is not None and len(readers) == 1 and readers[0].op in ("Interleave", "Concat") \
+                and tensor not in self.src.outputs:
+            return self.act_quant(readers[0].outputs[0])  # computed on the grid it is joined on, not aligned
+        if producer is not None and producer.op == "Gather":  # picked channels keep their grid
+            return self._q(producer.inputs[0])
         if tensor not in self.stats:
             raise NoRange(f"tensor {tensor!r} has no range: the model does not quantize it and no calibration "
                          "data covers it (pass --calib with real samples)")
@@ -455,6 +459,30 @@ class _Lowering:
         """A transposed convolution's phases woven together: they are computed on its output's grid
         (act_quant), so this moves integers only."""
         self._lower_Concat(node)
+
+    def _lower_Gather(self, node: Node) -> None:
+        """Channels picked and reordered that no reader took into its weights (hlsgen.passes.channel_gather):
+        a 1x1 Conv (a Dense on vectors) of 0/1 weights, which copies each picked channel exactly onto the
+        input's grid (the requantization multiplies by 1), or onto the grid of the Concat that reads it."""
+        (x,), (y,) = node.inputs, node.outputs
+        shape, indices = self.src.shape(x), list(node.attrs.indices)
+        if node.attrs.axis != 1 or len(shape) > 4:
+            raise NotLowerable("only a Gather of the channels of a map or a vector runs on the accelerator")
+        qx, qy, spatial = self._q(x), self.act_quant(y), len(shape) - 2
+        picks = np.zeros((len(indices), shape[1]), np.int64)
+        picks[np.arange(len(indices)), indices] = 1
+        m, s = requant_multiplier(qx.scale / qy.scale)
+        requant = Requant((m,), (s,), qy.zero_point, qy.qmin, qy.qmax)
+        acc_bits = signed_bits_for(max(qx.qmax - qx.zero_point, qx.zero_point - qx.qmin))
+        if spatial:
+            geometry = ConvAttrs((1,) * spatial, (1,) * spatial, (0,) * (2 * spatial), (1,) * spatial, 1)
+            w, op, attrs = picks.reshape(picks.shape + (1,) * spatial), "QConv", \
+                QConvAttrs(geometry, qx.zero_point, acc_bits, requant, MOVE_WEIGHT_BITS)
+        else:
+            w, op, attrs = picks.T, "QDense", QDenseAttrs(qx.zero_point, acc_bits, requant, MOVE_WEIGHT_BITS)
+        self._emit(Node(node.name, op, (x, self._constant(f"{node.name}_picks", w)), (y,), attrs), qy)
+        self.layers.append(LayerQuant(node.name, op, MOVE_WEIGHT_BITS, (1.0,) * len(indices), (m,), (s,), acc_bits,
+                                      int(w.size)))
 
     def _lower_ConvTranspose(self, node: Node) -> None:
         raise NotLowerable(f"it does not decompose into convolutions: {decomposition(self.src, node)}")

@@ -138,6 +138,10 @@ class _Exporter:
         shape = self.const(f"{node.name}__shape", np.asarray(node.attrs.shape, np.int64))
         self.add("Reshape", [node.inputs[0], shape], out, node.name)
 
+    def _op_Gather(self, node: Node, out: str) -> None:
+        indices = self.const(f"{node.name}__indices", np.asarray(node.attrs.indices, np.int64))
+        self.add("Gather", [node.inputs[0], indices], out, node.name, axis=node.attrs.axis)
+
     def _op_Pad(self, node: Node, out: str) -> None:
         pads = self.const(f"{node.name}__pads", np.asarray(node.attrs.pads, np.int64))
         value = self.const(f"{node.name}__value", np.float32(node.attrs.value))

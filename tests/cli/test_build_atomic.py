@@ -197,7 +197,8 @@ def test_a_build_killed_at_any_point_leaves_the_previous_build_or_the_new(tmp_pa
     """A dozen SIGKILLs, SIGINTs and SIGTERMs at seeded random delays over a build with --verify csim
     (loading, writing, compiling, simulating, swapping): OUT is byte for byte the previous build or the new
     one; SIGINT exits 130 and SIGTERM 143, each with one line; after the kills the next build leaves no
-    staging folder beside OUT."""
+    staging folder beside OUT. A build that finishes before its signal (the machine's load changes under
+    xdist) shortens the delays drawn after it and does not count among the dozen."""
     new = [*DIGITS, "--bits", "6", "--verify", "csim"]
     monkeypatch.setenv("HLSGEN_CSIM_PORTABLE", "1")  # hlsgen's own ap_int headers: g++ takes half the time
     assert main([*DIGITS, "-o", str(tmp_path / "ref_prev")]) == 0
@@ -210,12 +211,13 @@ def test_a_build_killed_at_any_point_leaves_the_previous_build_or_the_new(tmp_pa
     parent.mkdir()
     out = parent / "out"
     rng = random.Random(14)
-    outcomes = []
-    for point in range(12):
+    killed, finished = [], 0
+    while len(killed) < 12:
+        assert finished < 12, f"{finished} builds finished before their signal; killed: {killed}"
         if not (out.exists() and _files(out) == previous):
             shutil.rmtree(out, ignore_errors=True)
             shutil.copytree(tmp_path / "ref_prev", out)
-        sent = (signal.SIGKILL, signal.SIGINT, signal.SIGTERM)[point % 3]
+        sent = (signal.SIGKILL, signal.SIGINT, signal.SIGTERM)[len(killed) % 3]
         started = time.monotonic()
         process = _cli(*new, "-o", str(out))
         delay = rng.uniform(0.05, 0.95) * duration  # from loading the CLI to the swap
@@ -224,15 +226,17 @@ def test_a_build_killed_at_any_point_leaves_the_previous_build_or_the_new(tmp_pa
         process.send_signal(sent)
         _, err = process.communicate(timeout=120)
         files = _files(out)
-        assert files in (previous, complete), f"point {point}: OUT is neither build"
-        outcomes.append(process.returncode)
-        if process.returncode == 0:  # the signal came after the build had finished
+        assert files in (previous, complete), f"signal {len(killed)}: OUT is neither build"
+        if process.returncode == 0:  # the build finished before the signal: the machine got faster
             assert files == complete
-        elif sent == signal.SIGKILL:
+            finished += 1
+            duration = min(duration, delay)
+            continue
+        killed.append(process.returncode)
+        if sent == signal.SIGKILL:
             assert process.returncode == -signal.SIGKILL
         else:
             assert (process.returncode, _lines(err)) == EXITS[sent], err
-    assert sum(code != 0 for code in outcomes) >= 8, outcomes  # a loaded machine may finish a build early
     assert main([*new, "-o", str(out)]) == 0
     assert _files(out) == complete
     assert [p.name for p in parent.iterdir()] == ["out"]

@@ -31,7 +31,8 @@ def copies_model():
     nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["a"], ["ar"]),
              helper.make_node("Conv", ["x", "w2"], ["b"]),
-             helper.make_node("Concat", ["ar", "b"], ["c"], axis=1),  # on different scales: a QRequant aligns them
+             # the input on its own scale: a QRequant aligns it (a Conv alone read by the Concat writes onto its grid)
+             helper.make_node("Concat", ["ar", "b", "x"], ["c"], axis=1),
              helper.make_node("Transpose", ["c"], ["t"], perm=[0, 2, 3, 1]),
              helper.make_node("Pad", ["t", "pads"], ["y"], mode="constant")]
     inits = {"w1": weights(4, 3, 3, 3), "w2": weights(2, 3, 1, 1),

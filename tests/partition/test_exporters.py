@@ -33,11 +33,9 @@ def test_an_exported_model_builds_with_its_macs_on_the_accelerator(name, tmp_pat
     report = _build(name, tmp_path / name)
     partition = report["partition"]
     assert partition["macs_on_accelerator"] >= 0.95 * partition["macs_total"] > 0
-    # every segment has RTL (ShuffleNet's and the Focus stem's read several host tensors: one stream, in turn)
+    # one layer program with RTL, the host running only what comes before and after it
     segments = report.get("segments") or {name: {"rtl": report["designs"]["rtl"]["design"]}}
-    assert all(s["rtl"] for s in segments.values()), segments
-    # one layer program each, but ShuffleNet's (its channel shuffles and chunk Slices run on the host)
-    assert len(segments) == (4 if name == "shufflenet_block" else 1), list(segments)
+    assert len(segments) == 1 and all(s["rtl"] for s in segments.values()), segments
     quality = report.get("quality") or json.loads((tmp_path / name / "quant.json").read_text())["quality"]
     assert min(quality["sqnr_db"].values()) >= 25, quality
 
@@ -62,11 +60,14 @@ def test_the_whole_models_outputs_follow_onnxruntime(name, tmp_path):
 @pytest.mark.slow
 @pytest.mark.csim
 @pytest.mark.rtl
-def test_every_segment_of_an_exported_model_is_bit_exact_in_csim_and_rtl(tmp_path):
-    """ShuffleNetV2: four segments, two of them reading two host tensors (the RTL takes them in turn)."""
+def test_shufflenet_runs_whole_on_the_accelerator_bit_exact_in_csim_and_rtl(tmp_path):
+    """ShuffleNetV2: its channel shuffles and chunks are Gathers of channels, in the 1x1 convs' weights or
+    (the halves a unit passes on) 1x1 convs of 0/1 weights; the whole model one program, no host node."""
     report = _build("shufflenet_block", tmp_path / "s", "--verify", "csim,rtl")
-    assert len(report["segments"]) == 4
-    assert all(set(s["verified"]) == {"csim", "rtl"} for s in report["segments"].values())
+    assert report["partition"]["host_nodes"] == [] and "segments" not in report
+    assert report["verification"]["csim"]["passed"] and report["verification"]["rtl"]["passed"]
+    measured = report["rtl_simulation"]["without_backpressure"]
+    assert measured["bit_exact"] and measured["cycles"] == measured["cycles_model"]
 
 
 @pytest.mark.slow
