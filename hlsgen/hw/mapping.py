@@ -204,9 +204,11 @@ class Mapping:
 
     @property
     def packed_input(self) -> bool:
-        """The input image is packed into G banks, more than its channels (hlsgen.hw.placement.few_channel_banks)."""
-        return self.memory is not None and any(m.birth < 0 and not m.holds and m.banks > m.channels
-                                               for m in self.memory.maps)
+        """The input image, of a channel count that neither divides R nor is a multiple of it, is packed into
+        G > 1 banks (hlsgen.hw.placement.choose_banks), not kept whole in every bank."""
+        R = self.target.array.rows
+        return self.memory is not None and any(m.birth < 0 and not m.holds and m.banks > 1 and m.channels % R
+                                               and R % m.channels for m in self.memory.maps)
 
     def placement(self, tensor: str):
         return self.memory.placement(tensor)
@@ -274,10 +276,11 @@ def map_model(graph: Graph, target: Target, fuse_pools: bool = True, program: st
     `program`: where the RTL's program lives, `rom` (the model's own top) or `external` (the target's top loads
     it: every weight streams from external memory, so the cycles charge that traffic, and the maps fit the
     top's split of the activation memory). `hlsgen build --program auto` chooses between them.
-    An input image of fewer channels than R that do not divide it (RGB) is kept whole in every bank (G = 1,
-    its readers' taps unpadded) unless that puts it in external memory (or does not fit at all): then also
-    packed (hlsgen.hw.placement.few_channel_banks: C times fewer words to hold and to load, padded taps), and
-    the program with fewer cycles is kept (`packed` True or False: that layout only).
+    An input image of a channel count that neither divides R nor is a multiple of it (RGB; 40 mel bands) is
+    kept whole in every bank (G = 1, its readers' taps unpadded) unless that puts it or other maps in external
+    memory (or does not fit at all): then also packed (hlsgen.hw.placement.choose_banks: G = few_channel_banks
+    or R, C times or R times fewer words to hold and to load, padded taps), and the program with fewer cycles
+    is kept (`packed` True or False: that layout only).
     `batch` N > 1: throughput mode, N images per run, the Dense tail batched (hlsgen.hw.batching)."""
     if batch > 1:
         return _batched_model(graph, target, fuse_pools, program, packed, batch)
@@ -294,7 +297,8 @@ def _map_layouts(graph: Graph, target: Target, fuse_pools: bool, program: str, p
         whole = _map_model(graph, target, fuse_pools, program, False, batch)
     except MappingError as error:
         failure = error
-    if not _few_channel_inputs(graph, target) or (whole is not None and not whole.input_in_dram):
+    if not _odd_channel_inputs(graph, target) or (whole is not None and not whole.input_in_dram
+                                                    and not whole.maps_external):
         if failure is not None:
             raise failure
         return whole
@@ -334,12 +338,13 @@ def _batched_model(graph: Graph, target: Target, fuse_pools: bool, program: str,
         from None
 
 
-def _few_channel_inputs(graph: Graph, target: Target) -> bool:
-    """Whether an input image has fewer channels than R that do not divide it (the packed layout's case)."""
+def _odd_channel_inputs(graph: Graph, target: Target) -> bool:
+    """Whether an input image has a channel count that neither divides R nor is a multiple of it (the packed
+    layout's case)."""
     R = target.array.rows
     return target.array.dataflow == "weight_stationary" and any(
-        len(graph.shape(t)) >= 3 and 1 < map_shape(graph.shape(t))[0] < R and R % map_shape(graph.shape(t))[0]
-        for t in graph.inputs)
+        len(graph.shape(t)) >= 3 and map_shape(graph.shape(t))[0] > 1 and R % map_shape(graph.shape(t))[0]
+        and map_shape(graph.shape(t))[0] % R for t in graph.inputs)
 
 
 def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool, batch: int) -> Mapping:

@@ -13,9 +13,10 @@ keeps channel c in every bank j = c (mod G), at `base + (c >> lg) * H * W + y * 
   channels = r (mod R) only; a padded lane reads nothing and its weights are zero;
 - G = 1 for an input image whose channel count neither divides nor is divided by R: every bank holds
   the whole image (the input stream writes one element per cycle, so the copies cost no time) and its
-  readers' taps are not padded; or, when it has fewer channels than R and the mapping packs it (when the
-  image would live in external memory, hlsgen.hw.mapping.map_model), G = the power of two above its
-  channels, the empty banks' lanes padded in its readers' taps (few_channel_banks).
+  readers' taps are not padded; or, when the mapping packs it (when the image would live in external
+  memory, or its R copies crowd the maps out of the activation memory, hlsgen.hw.mapping.map_model),
+  G = the power of two above its channels when it has fewer than R, the empty banks' lanes padded in its
+  readers' taps (few_channel_banks), else G = R and its readers' taps padded to C_pad as any map's.
 A QAdd or QMul reads both inputs in the same cycle, so they live in different planes. Maps are placed greedy by
 size, each at the lowest free address of its lifetime: two maps share addresses only if no layer needs both.
 
@@ -144,8 +145,8 @@ def choose_banks(fmap: FeatureMap, rows: int) -> None:
     odd = fmap.array_read and fmap.channels % rows != 0 and rows % fmap.channels != 0
     if fmap.array_read and fmap.channels < rows and rows % fmap.channels == 0:
         fmap.lg = fmap.channels.bit_length() - 1
-    elif odd and fmap.birth < 0:  # packed (lanes = G > channels) or every bank holding the whole image
-        fmap.lg = fmap.lanes.bit_length() - 1 if fmap.lanes > fmap.channels else 0
+    elif odd and fmap.birth < 0:  # packed (lanes > channels: G = min(lanes, R)) or every bank holding the image
+        fmap.lg = min(fmap.lanes, rows).bit_length() - 1 if fmap.lanes > fmap.channels else 0
     else:
         fmap.lg = rows.bit_length() - 1
 
@@ -173,8 +174,10 @@ def reduction_channels(channels: int, rows: int, taps: int, streamed: bool, pack
     or G of a packed image (see the module docstring)."""
     if taps == 1 or channels % rows == 0 or rows % channels == 0:
         return channels
-    if streamed:
-        return few_channel_banks(channels) if packed and channels < rows else channels
+    if streamed and not packed:
+        return channels
+    if streamed and channels < rows:
+        return few_channel_banks(channels)
     return -(-channels // rows) * rows
 
 

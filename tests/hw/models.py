@@ -101,6 +101,24 @@ def rgb_stem_model() -> onnx.ModelProto:
                       inits)
 
 
+def mel_frames_model() -> onnx.ModelProto:
+    """40 mel bands of 128 frames (a 1-D map of a channel count neither dividing nor a multiple of 8 or 16): a
+    1-D Conv of kernel 5 to 48 channels, a depthwise kernel-3 Conv, a global pool and a Dense."""
+    rng = np.random.default_rng(5)
+    inits = {"w1": rng.standard_normal((48, 40, 5)).astype(np.float32) * 0.1,
+             "w2": rng.standard_normal((48, 1, 3)).astype(np.float32) * 0.3,
+             "fc": rng.standard_normal((48, 10)).astype(np.float32) * 0.3}
+    nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="front", pads=[2, 2]),
+             helper.make_node("Relu", ["c1"], ["r1"], name="relu1"),
+             helper.make_node("Conv", ["r1", "w2"], ["c2"], name="dw", pads=[1, 1], group=48),
+             helper.make_node("Relu", ["c2"], ["r2"], name="relu2"),
+             helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
+             helper.make_node("Flatten", ["g"], ["f"], name="flat"),
+             helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
+    return make_model(nodes, [tensor_value("x", [1, 40, 128])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
+                      inits)
+
+
 def odd_dense_model() -> onnx.ModelProto:
     """A 3x3 Conv to 12 channels (neither dividing nor divided by 8 or 16) on a 4x4 map, then a Dense over it."""
     rng = np.random.default_rng(3)
@@ -346,6 +364,7 @@ TINY = {"vector_ops": vector_ops_model,
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model, "rgb_stem": rgb_stem_model,
+        "mel_frames": mel_frames_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,
         "spatial_concat": spatial_concat_model, "depthwise_multiplier": depthwise_multiplier_model,

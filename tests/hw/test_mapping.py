@@ -252,6 +252,22 @@ def test_an_rgb_image_in_external_memory_is_packed_a_word_per_pixel(target, kib)
     assert not on_chip.packed_input and on_chip.placement("x").banks == 1
 
 
+def test_an_input_of_more_odd_channels_than_rows_is_packed_when_its_copies_crowd_the_maps_out():
+    """40 mel bands on 16 rows, kept whole in every bank, take 16 x 40 x 128 bytes: more than 64 KiB of
+    activation memory holds. Packed at G = 16 (3 words a frame, the Conv's taps padded to 48 lanes) every map
+    stays on chip; with 512 KiB the image stays whole (its Conv reads 40 lanes a tap, not 48)."""
+    graph, shrunk = integer_graph("mel_frames"), target_with("systolic16x16", buffers__input__kib=64)
+    with pytest.raises(MappingError, match="do not fit the activation memory"):
+        map_model(graph, shrunk, packed=False)
+    packed = map_model(graph, shrunk)
+    assert packed.packed_input and not packed.maps_external
+    assert (packed.placement("x").banks, packed.placement("x").words) == (16, 3 * 128)
+    front = next(layer for layer in packed.layers if layer.nodes[0] == "front" and layer.unit == "systolic_array")
+    assert (front.tiles.work.channels, front.tiles.work.reduction_channels) == (40, 48)
+    whole = map_model(graph, target_with("systolic16x16", buffers__input__kib=512))
+    assert not whole.packed_input and whole.placement("x").banks == 1
+
+
 def test_a_dense_reading_several_pixels_pads_each_pixel():
     """A Dense over a flattened 4x4 map of 12 channels on 8 rows: each pixel spans 16 lanes."""
     mapping = map_model(integer_graph("odd_dense"), target_with("systolic8x8"))
