@@ -20,7 +20,7 @@ from ..ir import Graph, Node
 from . import cycles as cyc
 from .groups import groups_per_chunk
 from .overlay_memory import memory_split
-from .placement import Memory, map_shape, reduction_channels
+from .placement import Memory, map_shape, odd_channels, reduction_channels
 from .resources import estimate, fit
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
@@ -206,9 +206,9 @@ class Mapping:
     def packed_input(self) -> bool:
         """The input image, of a channel count that neither divides R nor is a multiple of it, is packed into
         G > 1 banks (hlsgen.hw.placement.choose_banks), not kept whole in every bank."""
-        R = self.target.array.rows
-        return self.memory is not None and any(m.birth < 0 and not m.holds and m.banks > 1 and m.channels % R
-                                               and R % m.channels for m in self.memory.maps)
+        return self.memory is not None and any(m.birth < 0 and not m.holds and m.banks > 1
+                                               and odd_channels(m.channels, self.target.array.rows)
+                                               for m in self.memory.maps)
 
     def placement(self, tensor: str):
         return self.memory.placement(tensor)
@@ -341,10 +341,9 @@ def _batched_model(graph: Graph, target: Target, fuse_pools: bool, program: str,
 def _odd_channel_inputs(graph: Graph, target: Target) -> bool:
     """Whether an input image has a channel count that neither divides R nor is a multiple of it (the packed
     layout's case)."""
-    R = target.array.rows
     return target.array.dataflow == "weight_stationary" and any(
-        len(graph.shape(t)) >= 3 and map_shape(graph.shape(t))[0] > 1 and R % map_shape(graph.shape(t))[0]
-        and map_shape(graph.shape(t))[0] % R for t in graph.inputs)
+        len(graph.shape(t)) >= 3 and odd_channels(map_shape(graph.shape(t))[0], target.array.rows)
+        for t in graph.inputs)
 
 
 def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, packed: bool, batch: int) -> Mapping:

@@ -140,9 +140,14 @@ def map_shape(shape: tuple[int, ...]) -> tuple[int, int, int]:
     return int(shape[1]), math.prod(int(d) for d in shape[2:-1]), int(shape[-1])
 
 
+def odd_channels(channels: int, rows: int) -> bool:
+    """A channel count that neither divides R nor is a multiple of it (its maps' taps pad to C_pad lanes)."""
+    return channels % rows != 0 and rows % channels != 0
+
+
 def choose_banks(fmap: FeatureMap, rows: int) -> None:
     """Set fmap.lg (see the module docstring)."""
-    odd = fmap.array_read and fmap.channels % rows != 0 and rows % fmap.channels != 0
+    odd = fmap.array_read and odd_channels(fmap.channels, rows)
     if fmap.array_read and fmap.channels < rows and rows % fmap.channels == 0:
         fmap.lg = fmap.channels.bit_length() - 1
     elif odd and fmap.birth < 0:  # packed (lanes > channels: G = min(lanes, R)) or every bank holding the image
@@ -172,7 +177,7 @@ def reduction_channels(channels: int, rows: int, taps: int, streamed: bool, pack
     channels (`streamed`: the input image, G = 1, or `packed`, G = few_channel_banks). Past a tap's channels,
     k = tap * C_pad + c wraps onto lane r = c (mod R) only if C_pad is a multiple of R, or R one of C_pad's,
     or G of a packed image (see the module docstring)."""
-    if taps == 1 or channels % rows == 0 or rows % channels == 0:
+    if taps == 1 or not odd_channels(channels, rows):
         return channels
     if streamed and not packed:
         return channels

@@ -72,20 +72,14 @@ def _picked_channels(graph: Graph, chain: list[Node], source: str) -> tuple[int,
 def fold_channel_gathers(graph: Graph) -> bool:
     """Take a Gather of channels into its readers.
 
-    A Gather of a Gather is one, a permutation that is the identity goes, a dense Conv or a Dense takes it
-    into its weights, and a permutation moves past the channelwise layer that alone reads it (its
+    A permutation that is the identity goes (a Gather of a Gather is one by channel_moves_as_gathers), a
+    dense Conv or a Dense takes it into its weights, and a permutation moves past the channelwise layer that alone reads it (its
     per-channel weights permuted)."""
     changed = False
     for node in [n for n in graph.topological() if n.op == "Gather" and n.attrs.axis == 1]:
         if node.name not in graph.nodes:
             continue
         x, y, indices = node.inputs[0], node.outputs[0], node.attrs.indices
-        inner = graph.producer(x)
-        if inner is not None and inner.op == "Gather" and inner.attrs.axis == 1:
-            composed = tuple(inner.attrs.indices[i] for i in indices)
-            graph.replace_node(node.name, node.with_(inputs=inner.inputs, attrs=GatherAttrs(1, composed)))
-            changed = True
-            continue
         if indices == tuple(range(graph.shape(x)[1])) and bypass(graph, node):
             changed = True
             continue
