@@ -16,7 +16,10 @@ def entry_point() -> None:
     signal.signal(signal.SIGTERM, _terminate)
     adopt_orphans()
     try:
-        from .cli import main
+        try:
+            from .cli import main
+        except ImportError as error:  # a C extension's initialization turns the signal's exception into this
+            raise _stop_behind(error) or error
         code = main()
         _hold_signals()  # the outcome stands: a signal from here on would only end it in a traceback
     except (KeyboardInterrupt, Terminated) as stop:  # while the CLI loads, or as main() returns
@@ -32,6 +35,18 @@ def entry_point() -> None:
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)
+
+
+def _stop_behind(error: BaseException) -> BaseException | None:
+    """The Ctrl-C or SIGTERM an import failed of (onnxruntime's module init, interrupted, raises
+    "ImportError: initialization failed" from it), or None."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, (KeyboardInterrupt, Terminated)):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
 
 
 def _hold_signals() -> None:

@@ -338,3 +338,18 @@ def _fill(path: Path) -> None:
             while True:
                 file.write(bytes(1 << 16))
                 file.flush()
+
+
+def test_a_signal_inside_a_c_extension_s_import_is_still_the_signal():
+    """SIGTERM while onnxruntime's module initializes surfaces as "ImportError: initialization failed" raised
+    from the handler's Terminated: the guard finds the signal behind it (one line, 143), not a traceback."""
+    from hlsgen.__main__ import _stop_behind
+    from hlsgen.errors import Terminated
+    try:
+        try:
+            raise Terminated()
+        except Terminated as stop:
+            raise ImportError("initialization failed") from stop
+    except ImportError as error:
+        assert isinstance(_stop_behind(error), Terminated)
+    assert _stop_behind(ImportError("No module named 'x'")) is None
