@@ -15,7 +15,9 @@
 //           the taps inside [cnt_y0, cnt_y1) x [cnt_x0, cnt_x1) (the map, with its explicit padding under
 //           count_include_pad; never a ceil-mode overhang)
 // Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
-// 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize).
+// 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize). An
+// edge-repeating Resize reads source pixel (clamp((y - pre_y) // up_y), clamp((x - pre_x) // up_x)), clamped
+// to the src_h x src_w map (cfg_edge).
 // Windowed pools read tap (ky, kx) of output pixel (oy, ox) at (oy * sy + y0 + ky * dil_y, ox * sx + x0 +
 // kx * dil_x) of an in_h x in_w map: the pixel walk keeps the window origin, the tap counters its offset.
 // Pipeline: read (1), centre (1), accumulate, multiply or hold (1), lane (7): results reach the writer 10 cycles
@@ -62,6 +64,10 @@ module hg_vector_engine #(
     input  wire [UP_W-1:0]       cfg_up_x,      // upsampling factors minus one
     input  wire [UP_W-1:0]       cfg_up_y,
     input  wire [DIM_W-1:0]      cfg_src_w,     // width of the map read
+    input  wire [DIM_W-1:0]      cfg_src_h,     // its height (cfg_edge)
+    input  wire [UP_W-1:0]       cfg_pre_x,     // edge columns / rows read before the map's first
+    input  wire [UP_W-1:0]       cfg_pre_y,
+    input  wire                  cfg_edge,      // the last source column / row repeats to the output's end
     input  wire [CNT_W-1:0]      cfg_passes,
     input  wire                  cfg_acc,       // global pools: start from the totals already held
     input  wire signed [Z_W-1:0] cfg_a_zp,      // OP_LUT: the table's first input level
@@ -123,7 +129,6 @@ module hg_vector_engine #(
     localparam integer V_W = 32;
     localparam integer P_W = Z_W + 2;  // a centred operand of a product: an element minus a zero point
     localparam integer TAG_W = 1 + CNT_W + 4 * DIM_W + 2 * PW_W;
-    localparam [UP_W-1:0] UP_0 = {UP_W{1'b0}};
     localparam [31:0] C32 = C;
 
     wire global_pool = cfg_op == OP_GAVG || cfg_op == OP_GMAX;
@@ -162,8 +167,15 @@ module hg_vector_engine #(
     end
 
     // the source pixel: a column and a row offset that advance once per up_x columns / up_y rows
-    reg [DIM_W-1:0] col, src_col;
-    reg [UP_W-1:0]  jx, jy;
+    // (repeat counters from -pre: the first source pixel is read pre + up + 1 times)
+    reg [DIM_W-1:0] col, src_col, src_y;
+    reg signed [UP_W:0] jx, jy;
+    wire signed [UP_W:0] jx_first = -$signed({1'b0, cfg_pre_x});
+    wire signed [UP_W:0] jy_first = -$signed({1'b0, cfg_pre_y});
+    wire x_wrap = jx == $signed({1'b0, cfg_up_x});
+    wire y_wrap = jy == $signed({1'b0, cfg_up_y});
+    wire x_more = !cfg_edge || src_col != cfg_src_w - 1'b1;
+    wire y_more = !cfg_edge || src_y != cfg_src_h - 1'b1;
     localparam integer SRC_W = (PIX_W > DIM_W ? PIX_W : DIM_W) + 1;
     reg [SRC_W-1:0] src_row;
     wire restart = (start && !busy) || (advance && last_pixel);
@@ -172,19 +184,23 @@ module hg_vector_engine #(
             col <= {DIM_W{1'b0}};
             src_col <= {DIM_W{1'b0}};
             src_row <= {SRC_W{1'b0}};
-            jx <= UP_0;
-            jy <= UP_0;
+            src_y <= {DIM_W{1'b0}};
+            jx <= jx_first;
+            jy <= jy_first;
         end else if (advance) begin
             if (col == cfg_w - 1'b1) begin
                 col <= {DIM_W{1'b0}};
                 src_col <= {DIM_W{1'b0}};
-                jx <= UP_0;
-                jy <= (jy == cfg_up_y) ? UP_0 : jy + 1'b1;
-                if (jy == cfg_up_y) src_row <= src_row + {{(SRC_W-DIM_W){1'b0}}, cfg_src_w};
+                jx <= jx_first;
+                jy <= y_wrap ? {(UP_W+1){1'b0}} : jy + 1'b1;
+                if (y_wrap && y_more) begin
+                    src_row <= src_row + {{(SRC_W-DIM_W){1'b0}}, cfg_src_w};
+                    src_y <= src_y + 1'b1;
+                end
             end else begin
                 col <= col + 1'b1;
-                jx <= (jx == cfg_up_x) ? UP_0 : jx + 1'b1;
-                if (jx == cfg_up_x) src_col <= src_col + 1'b1;
+                jx <= x_wrap ? {(UP_W+1){1'b0}} : jx + 1'b1;
+                if (x_wrap && x_more) src_col <= src_col + 1'b1;
             end
         end
     end

@@ -65,6 +65,8 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
                                                    for s in layer.input_shapes[1:])):
         return replace(whole, pad=_pads(node)[0]) if layer.kind in SPLIT_KINDS and len(layer.input_shape) == 4 else whole
     if layer.kind == "resize":
+        if node.attrs.pads:  # edge rows repeated above and below: the whole map (its bands are channel blocks)
+            return whole
         scales = node.attrs.scales
         return RowGeometry(x[1], out[1], pool=pool, up=int(scales[0]) if len(scales) == 2 else 1)
     if layer.kind == "elementwise":

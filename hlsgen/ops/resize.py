@@ -1,10 +1,12 @@
-"""Resize and Upsample, nearest neighbour by integer factors: every pixel repeated s_h x s_w times
-(autoencoders, U-Nets, YOLO necks).
+"""Resize and Upsample by integer factors: nearest neighbour, every pixel repeated s_h x s_w times
+(autoencoders, U-Nets, YOLO necks), and linear (FPNs, segmentation heads: torch's bilinear upsampling).
 
 ONNX picks source pixel `nearest_mode(transform(x))` for output pixel x. For an integer upscale most
 combinations of coordinate_transformation_mode and nearest_mode pick floor(x / s), plain repetition; the
 importer checks that the node's combination does so on every output pixel and refuses it otherwise, as it
-refuses other modes (linear, cubic), downscaling and fractional factors.
+refuses cubic, downscaling and fractional factors. A linear Resize keeps its coordinate transformation
+(hlsgen.passes.linear_resize turns it into a nearest one and a depthwise Conv); a nearest Resize may also
+repeat its edge pixels `pads` times (an edge Pad after the upsampling, as that pass's Conv reads it).
 """
 from __future__ import annotations
 
@@ -20,14 +22,43 @@ from .registry import UnsupportedAttribute, kernel, onnx_importer
 @dataclass(frozen=True)
 class ResizeAttrs:
     scales: tuple[int, ...]  # one integer factor per spatial axis (the axes after N and C)
+    mode: str = "nearest"  # or "linear"
+    transform: str = "asymmetric"  # linear: ONNX's coordinate_transformation_mode
+    pads: tuple[int, ...] = ()  # nearest: edge pixels repeated before, then after, every spatial axis (none: ())
+
+
+LINEAR_TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "half_pixel_symmetric", "asymmetric", "align_corners")
 
 
 @kernel("Resize", ResizeAttrs)
-def resize_nearest(a: ResizeAttrs, x: np.ndarray) -> np.ndarray:
-    """Output pixel (y, x) is input pixel (y // s_h, x // s_w). x: N,C,*S."""
+def resize(a: ResizeAttrs, x: np.ndarray) -> np.ndarray:
+    """Nearest: output pixel (y, x) is input pixel (y // s_h, x // s_w), then the edges repeated `pads` times.
+    Linear: ONNX's interpolation between the two source pixels around transform(y), clamped to the map.
+    x: N,C,*S."""
+    if a.mode == "linear":
+        for i, s in enumerate(a.scales):
+            weights = linear_weights(a.transform, x.shape[2 + i], s).astype(np.float32)
+            x = np.moveaxis(np.tensordot(x, weights, axes=([2 + i], [1])), -1, 2 + i)
+        return x.astype(np.float32)
     for i, s in enumerate(a.scales):
         x = np.repeat(x, s, axis=2 + i)
+    if a.pads:
+        n = len(a.scales)
+        x = np.pad(x, [(0, 0), (0, 0)] + [(a.pads[i], a.pads[n + i]) for i in range(n)], mode="edge")
     return x
+
+
+def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
+    """[out, size]: the weight of input pixel j in output pixel o along one axis (ONNX's linear mode: the
+    source coordinate clamped to [0, size - 1], between its floor and the next pixel)."""
+    out = size * scale
+    orig = np.clip(_source_coordinate(transform, size, out, float(scale)), 0, size - 1)
+    low = np.floor(orig).astype(np.int64)
+    frac = orig - low
+    weights = np.zeros((out, size))
+    weights[np.arange(out), low] += 1 - frac
+    weights[np.arange(out), np.minimum(low + 1, size - 1)] += frac
+    return weights
 
 
 @onnx_importer("Upsample")
@@ -73,8 +104,13 @@ def _keep_aspect_ratio(shape, sizes: np.ndarray, axes: list[int], policy: str) -
 
 
 def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -> list[Node]:
-    if mode != "nearest":
-        raise UnsupportedAttribute(f"mode {mode!r} is not supported (only 'nearest' upsampling by integer factors)")
+    mode = {"bilinear": "linear", "trilinear": "linear"}.get(mode, mode)  # Upsample-7's names
+    if mode not in ("nearest", "linear"):
+        raise UnsupportedAttribute(f"mode {mode!r} is not supported (only 'nearest' and 'linear' upsampling by "
+                                   "integer factors)")
+    if mode == "linear" and transform not in LINEAR_TRANSFORMS:
+        raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} of a linear Resize is not "
+                                   f"supported (only {', '.join(LINEAR_TRANSFORMS)})")
     shape = ctx.shape(node.input[0])
     if len(shape) < 3:
         raise UnsupportedAttribute(f"a rank-{len(shape)} input has no spatial axes to upsample")
@@ -94,17 +130,26 @@ def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -
         if out[axis] != factor * shape[axis] or factor < 1:
             raise UnsupportedAttribute(f"output size {out[axis]} of spatial axis {axis - 2} is not an integer "
                                        f"multiple of the input's {shape[axis]} (only integer upscaling is supported)")
+        if mode == "linear":
+            factors.append(factor)
+            continue
         picked = _nearest_source(transform, nearest, shape[axis], out[axis], float(scales[axis]))
         if not np.array_equal(picked, np.arange(out[axis]) // factor):
             raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} with nearest_mode {nearest!r} "
                                        f"does not repeat pixels for a {factor}x upscale (only combinations that do "
                                        "are supported)")
         factors.append(factor)
-    return [Node(ctx.node_name(node), "Resize", (node.input[0],), (node.output[0],), ResizeAttrs(tuple(factors)))]
+    attrs = ResizeAttrs(tuple(factors), "linear", transform) if mode == "linear" else ResizeAttrs(tuple(factors))
+    return [Node(ctx.node_name(node), "Resize", (node.input[0],), (node.output[0],), attrs)]
 
 
 def _nearest_source(transform: str, nearest: str, size: int, out: int, scale: float) -> np.ndarray:
     """The input index ONNX's Resize reads for every output index along one axis (the spec's formulas)."""
+    return _nearest_pick(_source_coordinate(transform, size, out, scale), nearest, size)
+
+
+def _source_coordinate(transform: str, size: int, out: int, scale: float) -> np.ndarray:
+    """The input coordinate of every output index along one axis (coordinate_transformation_mode)."""
     x = np.arange(out, dtype=np.float64)
     if transform in ("half_pixel", "pytorch_half_pixel"):
         orig = (x + 0.5) / scale - 0.5 if out > 1 or transform == "half_pixel" else np.zeros(out)
@@ -119,6 +164,10 @@ def _nearest_source(transform: str, nearest: str, size: int, out: int, scale: fl
         orig = (x + 0.5) / scale
     else:
         raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} is not supported")
+    return orig
+
+
+def _nearest_pick(orig: np.ndarray, nearest: str, size: int) -> np.ndarray:
     frac = orig - np.floor(orig)
     if nearest == "round_prefer_floor":
         picked = np.where(frac == 0.5, np.floor(orig), np.round(orig))

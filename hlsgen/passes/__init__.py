@@ -16,6 +16,7 @@ from .dynamic_quant import fold_dynamic_quantization
 from .gated import fuse_gated_activations
 from .global_pool import globalize_pools
 from .identities import remove_identities
+from .linear_resize import linear_resize_as_conv
 from .layout import activation_before_flatten, cancel_transposes_reshapes, fold_transpose_into_dense, reshape_graph_inputs
 from .maxpool_order import move_maxpool_before_activation
 from .pad import fold_pad
@@ -43,6 +44,8 @@ OPTIMIZE: list[Pass] = [
     globalize_pools,
     # transposed convolutions as one Conv per stride phase
     decompose_conv_transpose,
+    # linear upsampling as a nearest one and a depthwise Conv
+    linear_resize_as_conv,
     # pixel blocks and channels traded around a Conv: its phases, or a strided Conv over the pixels
     activation_before_depth_to_space,
     depth_to_space_as_phases,
@@ -81,6 +84,7 @@ __all__ = [
     "channelwise_before_interleave",
     "constant_arithmetic_as_affine",
     "decompose_conv_transpose",
+    "linear_resize_as_conv",
     "depth_to_space_as_phases",
     "eliminate_common_subexpressions",
     "eliminate_dead_nodes",

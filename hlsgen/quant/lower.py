@@ -374,7 +374,15 @@ class _Lowering:
     def _lower_MaxPool(self, node: Node) -> None:
         self._emit(node, self._q(node.inputs[0]))
 
-    _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_Resize = _lower_MaxPool
+    _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_MaxPool
+
+    def _lower_Resize(self, node: Node) -> None:
+        if node.attrs.mode == "linear":  # what hlsgen.passes.linear_resize could not rewrite
+            raise NotLowerable(f"a linear Resize with coordinate_transformation_mode {node.attrs.transform!r} "
+                               "interpolates with weights that change from pixel to pixel (no filter of nearest "
+                               "upsampling); the accelerator runs half_pixel, pytorch_half_pixel, "
+                               "half_pixel_symmetric and asymmetric")
+        self._lower_MaxPool(node)
 
     def _lower_Cast(self, node: Node) -> None:
         raise NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "

@@ -147,6 +147,18 @@ class _Exporter:
         value = self.const(f"{node.name}__value", np.float32(node.attrs.value))
         self.add("Pad", [node.inputs[0], pads, value], out, node.name, mode=node.attrs.mode)
 
+    def _op_Resize(self, node: Node, out: str) -> None:
+        """Nearest upsampling (pixel repetition), then the edge pixels a Resize also repeats as an edge Pad."""
+        a = node.attrs
+        scales = self.const(f"{node.name}__scales", np.asarray((1, 1, *a.scales), np.float32))
+        target = f"{node.outputs[0]}__upsampled" if a.pads else out
+        self.add("Resize", [node.inputs[0], "", scales], target, node.name, mode=a.mode,
+                 coordinate_transformation_mode=a.transform, nearest_mode="floor")
+        if a.pads:
+            n = len(a.scales)
+            pads = self.const(f"{node.name}__pads", np.asarray((0, 0, *a.pads[:n], 0, 0, *a.pads[n:]), np.int64))
+            self.add("Pad", [target, pads], out, f"{node.name}/edge", mode="edge")
+
     def _op_Trunc(self, node: Node, out: str) -> None:
         """QONNX's Trunc in standard ops: its input sits on its grid (fake-quantized), so y = R(x / (scale * 2^k))
         * out_scale, and the QuantizeLinear/DequantizeLinear of its output clamps it."""

@@ -49,8 +49,8 @@ ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
 VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
               "Transpose", "Interleave")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
-DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "win_kh", "win_kw", "dil_x", "dil_y", "out_width", "pool_h",
-              "pool_w")
+DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "src_h", "win_kh", "win_kw", "dil_x", "dil_y", "out_width",
+              "pool_h", "pool_w")
 SIGNED_DIM_FIELDS = ("x0", "y0", "cnt_y0", "cnt_y1", "cnt_x0", "cnt_x1")
 # what a model's program needs of the overlay (--program external), in the words of a refusal
 OVERLAY_NEEDS = {
@@ -503,7 +503,14 @@ class _Compiler:
                                 "the RTL")
             if max(up_x, up_y) > MAX_UPSAMPLING:
                 self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} are not implemented in the RTL")
-            f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1)
+            pads = node.attrs.pads or (0,) * 2 * len(node.attrs.scales)
+            pre_y, pre_x = pads[:2] if len(node.attrs.scales) == 2 else (0, pads[0])
+            if any(pads) and layer.row.band is not None:
+                self.fail(node, "a band of an upsampling that repeats its edge pixels is not implemented in the RTL")
+            if max(pre_x, pre_y) >= MAX_UPSAMPLING:
+                self.fail(node, f"more than {MAX_UPSAMPLING - 1} repeated edge pixels are not implemented in the RTL")
+            f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1, pre_x=pre_x,
+                     pre_y=pre_y, edge=int(any(pads)), src_h=x.height)
         else:
             f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax, acc=_continues(layer.row))
         if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:

@@ -43,7 +43,9 @@ ROW_FIELDS = (
     ("sy", "stride"), ("sx", "stride"), ("pad_t", "padding above"), ("pad_l", "padding left"),
     ("kh", "window"), ("kw", "window"), ("dil_y", "dilation"), ("dil_x", "dilation"),
     ("uy", "Resize: upsampling"), ("ux", "Resize: upsampling"),
-    ("ky0", "Resize: the first output row's repeat of its source row (a band may start inside one)"),
+    ("ky0", "Resize: the first output row's repeat of its source row (a band may start inside one; negative: "
+            "edge rows before the map)"),
+    ("kx0", "Resize: the first column's repeat of its source column (negative: edge columns before the map)"),
     ("tr", "array: row tiles"), ("tc", "array: column tiles"), ("ts", "array: spatial tiles"),
     ("pt", "array: pixels per spatial tile"), ("passes", "vector: channel blocks of C lanes"),
     ("acc", "global pool: carry on the totals of the row before (a band of the same channels, earlier rows)"),
@@ -416,7 +418,10 @@ class _Builder:
             up_y, up_x = a.scales if len(a.scales) == 2 else (1, *a.scales)
             if int(up_y) != up_y or int(up_x) != up_x:
                 raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
-            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=_first_row(layer) % int(up_y))
+            pad_y, pad_x = _edge_pads(a)
+            first = _first_row(layer) - pad_y
+            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=first % int(up_y) if first >= 0 else first,
+                     kx0=-pad_x)
         elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
             if node.op == "QAveragePool":
                 (count, m, s), = a.divisors
@@ -511,6 +516,14 @@ def _band_rows(layer, rows: int, pad_top: int) -> tuple[int, int]:
     its input buffer's coordinates; rows past the buffer's height read the zero point, as past a map's)."""
     band = layer.band
     return (rows, pad_top) if band is None else (band.rows_computed, band.pad_top)
+
+
+def _edge_pads(a) -> tuple[int, int]:
+    """A Resize's edge rows and columns before the map (0, 0: none)."""
+    if not a.pads:
+        return 0, 0
+    n = len(a.scales)
+    return (a.pads[0], a.pads[1]) if n == 2 else (0, a.pads[0])
 
 
 def _first_row(layer) -> int:
