@@ -17,7 +17,7 @@
 // Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize). An
 // edge-repeating Resize reads source pixel (clamp((y - pre_y) // up_y), clamp((x - pre_x) // up_x)), clamped
-// to the src_h x src_w map (cfg_edge).
+// to the src_h x src_w map (cfg_edge): its repeat counters start at -pre (cfg_jx0, cfg_jy0).
 // Windowed pools read tap (ky, kx) of output pixel (oy, ox) at (oy * sy + y0 + ky * dil_y, ox * sx + x0 +
 // kx * dil_x) of an in_h x in_w map: the pixel walk keeps the window origin, the tap counters its offset.
 // Pipeline: read (1), centre (1), accumulate, multiply or hold (1), lane (7): results reach the writer 10 cycles
@@ -65,8 +65,8 @@ module hg_vector_engine #(
     input  wire [UP_W-1:0]       cfg_up_y,
     input  wire [DIM_W-1:0]      cfg_src_w,     // width of the map read
     input  wire [DIM_W-1:0]      cfg_src_h,     // its height (cfg_edge)
-    input  wire [UP_W-1:0]       cfg_pre_x,     // edge columns / rows read before the map's first
-    input  wire [UP_W-1:0]       cfg_pre_y,
+    input  wire signed [UP_W:0]  cfg_jx0,       // the repeat counters' first values (a band may start inside
+    input  wire signed [UP_W:0]  cfg_jy0,       // a source row; negative: edge pixels before the map)
     input  wire                  cfg_edge,      // the last source column / row repeats to the output's end
     input  wire [CNT_W-1:0]      cfg_passes,
     input  wire                  cfg_acc,       // global pools: start from the totals already held
@@ -167,11 +167,11 @@ module hg_vector_engine #(
     end
 
     // the source pixel: a column and a row offset that advance once per up_x columns / up_y rows
-    // (repeat counters from -pre: the first source pixel is read pre + up + 1 times)
+    // (repeat counters from jx0, jy0: the first source pixel is read up + 1 - j0 times)
     reg [DIM_W-1:0] col, src_col, src_y;
     reg signed [UP_W:0] jx, jy;
-    wire signed [UP_W:0] jx_first = -$signed({1'b0, cfg_pre_x});
-    wire signed [UP_W:0] jy_first = -$signed({1'b0, cfg_pre_y});
+    wire signed [UP_W:0] jx_first = cfg_jx0;
+    wire signed [UP_W:0] jy_first = cfg_jy0;
     wire x_wrap = jx == $signed({1'b0, cfg_up_x});
     wire y_wrap = jy == $signed({1'b0, cfg_up_y});
     wire x_more = !cfg_edge || src_col != cfg_src_w - 1'b1;

@@ -1,7 +1,7 @@
 """hg_vector_engine, the pooling and element-wise unit: random maps in a model of the banked activation
 memory (one cycle of read latency), every result lane exact against the integer reference:
 QAdd (int_ops.qadd), QMul (qmul; b a map of a's shape or one pixel per channel, cfg_b_one), QRequant
-(qrequant; also reading an upsampled map, as Resize does: resize_nearest),
+(qrequant; also reading an upsampled map that repeats its edge pixels, as Resize does: resize),
 global average pool (qaverage_pool) and global max pool, and windowed pools of random geometry (kernel,
 stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
 (multiplier, shift) from a divisor table of random words per window count; and global pools over a map
@@ -17,7 +17,7 @@ from bench import build_root, config, pack, rng, run_bench, start, unpack
 from hlsgen.quant.int_ops import (QAddAttrs, QAveragePoolAttrs, QMulAttrs, QRequantAttrs, qadd, qaverage_pool, qmul,
                                   qrequant)
 from hlsgen.ops.pool import PoolAttrs, max_pool, output_size
-from hlsgen.ops.resize import ResizeAttrs, resize_nearest
+from hlsgen.ops.resize import ResizeAttrs, resize
 from hlsgen.rtl.words import divisor_word
 from hlsgen.quant.arith import quantize_multiplier
 
@@ -80,10 +80,13 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     if b_one:
         b = b[:, :, :1, :1]
     up_y, up_x = (gen.randint(1, 3), gen.randint(1, 3)) if op == OP_REQ else (1, 1)
+    pads = tuple(gen.randint(0, 2) for _ in range(4)) if op == OP_REQ and gen.random() < 0.5 else (0,) * 4
+    out_h, out_w = h * up_y + pads[0] + pads[2], w * up_x + pads[1] + pads[3]
     # window fields of a 1x1 window (unused but by the windowed pools, which set their own)
     cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
-               cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=w * up_x, cfg_pixels=h * up_y * w * up_x,
-               cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w,
+               cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=out_w, cfg_pixels=out_h * out_w,
+               cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w, cfg_src_h=h, cfg_pre_y=pads[0],
+               cfg_pre_x=pads[1], cfg_edge=int(any(pads)),
                cfg_passes=-(-channels // lanes), cfg_acc=0, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
                cfg_b_signed=int(b_signed), cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=qlo, cfg_hi=qhi,
                cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1, cfg_b_one=int(b_one))
@@ -103,7 +106,7 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     elif op == OP_REQ:
         m, s = quantize_multiplier(gen.uniform(0.05, 2.0))
         attrs = QRequantAttrs(gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)
-        want = qrequant(attrs, resize_nearest(ResizeAttrs((up_y, up_x)), a))[0]
+        want = qrequant(attrs, resize(ResizeAttrs((up_y, up_x), pads=pads if any(pads) else ()), a))[0]
         cfg.update(cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
     elif op == OP_GAVG:
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (h * w))
@@ -186,7 +189,7 @@ async def global_pools_carry_their_totals_across_rows(dut):
         split = gen.randint(1, h - 1)
         cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(
             cfg_op=op, cfg_b_base=0, cfg_a_lg=lanes.bit_length() - 1, cfg_b_lg=lanes.bit_length() - 1, cfg_w=w,
-            cfg_up_x=0, cfg_up_y=0, cfg_src_w=w, cfg_passes=1, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(signed),
+            cfg_up_x=0, cfg_up_y=0, cfg_src_w=w, cfg_src_h=h, cfg_pre_x=0, cfg_pre_y=0, cfg_edge=0, cfg_passes=1, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(signed),
             cfg_b_signed=0, cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=-128 if signed else 0,
             cfg_hi=127 if signed else 255, cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
         if op == OP_GAVG:

@@ -93,7 +93,10 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
     if rng.random() < p:
         maps = [i for i, shape in enumerate(spec.shapes()) if len(shape) == 3]
         at = int(rng.choice(maps))
-        resize = LayerSpec("resize", {"scale": int(rng.choice([2, 2, 2, 3])), "shape_code": bool(rng.random() < 0.6)})
+        scale, shape_code = int(rng.choice([2, 2, 2, 3])), bool(rng.random() < 0.6)
+        # torch's bilinear F.interpolate (half_pixel) where the sizes are constants, else nearest
+        resize = LayerSpec("resize", {"scale": scale, "shape_code": shape_code,
+                                      "mode": "nearest" if shape_code else "linear"})
         layers = _fits(prof, spec, layers[:at] + [resize] + layers[at:]) or layers
     if rng.random() < p and len(layers) >= 2:
         at = int(rng.integers(1, len(layers)))

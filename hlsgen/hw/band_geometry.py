@@ -7,6 +7,7 @@ from dataclasses import dataclass, replace
 
 from .mapping import ARRAY, LayerMap
 from .placement import map_shape
+from ..ops.resize import resize_edge_pads
 
 CHANNEL_KINDS = ("depthwise", "elementwise", "pool", "resize", "global_pool")
 SPLIT_KINDS = ("conv", "grouped_conv", "depthwise", "pool", "elementwise", "resize")
@@ -24,6 +25,7 @@ class RowGeometry:
     pad: int = 0
     pool: int = 1  # a fused MaxPool's window (= stride) along the height
     up: int = 1  # a Resize's upsampling along the height
+    pre: int = 0  # the edge rows an edge-repeating Resize reads above the map
     splits: bool = True
     reduces: bool = False  # a global pool: a band of input rows adds to the one output pixel (the engine's total)
     align: int = 1  # band heights are a multiple of it (an Interleave's bands start at a row of every phase)
@@ -35,8 +37,9 @@ class RowGeometry:
         if self.reduces:
             return y0, y1, 0, y1 - y0
         first, last = y0 * self.pool, y1 * self.pool
-        if self.up > 1:
-            return first // self.up, (last - 1) // self.up + 1, 0, last - first
+        if self.up > 1 or self.pre:
+            a, b = ((y - self.pre) // self.up for y in (first, last - 1))
+            return max(a, 0), min(max(b, 0), self.height_in - 1) + 1, 0, last - first
         a = min(max(0, first * self.stride - self.pad), self.height_in - 1)
         b = min(self.height_in, (last - 1) * self.stride - self.pad + (self.kernel - 1) * self.dilation + 1)
         return a, max(b, a + 1), self.pad + a - first * self.stride, last - first
@@ -65,10 +68,9 @@ def row_geometry(graph, layer: LayerMap) -> RowGeometry:
                                                    for s in layer.input_shapes[1:])):
         return replace(whole, pad=_pads(node)[0]) if layer.kind in SPLIT_KINDS and len(layer.input_shape) == 4 else whole
     if layer.kind == "resize":
-        if node.attrs.pads:  # edge rows repeated above and below: the whole map (its bands are channel blocks)
-            return whole
         scales = node.attrs.scales
-        return RowGeometry(x[1], out[1], pool=pool, up=int(scales[0]) if len(scales) == 2 else 1)
+        return RowGeometry(x[1], out[1], pool=pool, up=int(scales[0]) if len(scales) == 2 else 1,
+                           pre=resize_edge_pads(node.attrs)[0])
     if layer.kind == "elementwise":
         return RowGeometry(x[1], out[1], pool=pool)
     a = node.attrs.conv if layer.unit == ARRAY else (node.attrs if node.op == "MaxPool" else node.attrs.pool)

@@ -34,6 +34,8 @@ from .queues import queue_cycles
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
 
+# a row too big for the buffers whose output is a model output (hlsgen.partition moves it to the host)
+OUTPUT_ON_CHIP = "a model output is one of its operands (model outputs stay on chip)"
 MAX_PLANS = 12  # plans for ever smaller budgets before giving up
 
 
@@ -143,7 +145,7 @@ class _Planner:
             if (len(g.bands(shape[0])) > 1 or shape[1] < blocks) and operands - self.external:
                 self.external |= operands - self.outputs
                 if operands & self.outputs:
-                    self._fail(layer, "a model output is one of its operands (model outputs stay on chip)")
+                    self._fail(layer, OUTPUT_ON_CHIP)
                 return False
             self.shapes[i] = shape
         return True

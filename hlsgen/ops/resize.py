@@ -48,6 +48,14 @@ def resize(a: ResizeAttrs, x: np.ndarray) -> np.ndarray:
     return x
 
 
+def resize_edge_pads(a: ResizeAttrs) -> tuple[int, int]:
+    """The edge rows and columns a Resize of a map (rank 4) or of a 1-D signal (rank 3: columns) repeats before
+    it: (0, 0) for none."""
+    if not a.pads:
+        return 0, 0
+    return (a.pads[0], a.pads[1]) if len(a.scales) == 2 else (0, a.pads[0])
+
+
 def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
     """[out, size]: the weight of input pixel j in output pixel o along one axis (ONNX's linear mode: the
     source coordinate clamped to [0, size - 1], between its floor and the next pixel)."""

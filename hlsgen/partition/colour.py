@@ -15,6 +15,7 @@ import onnx
 from ..errors import HlsgenError, MappingError, UnsupportedModelError, UnsupportedOpsError
 from ..frontend.onnx_import import ACCEPTED_CUSTOM, DEFAULT_DOMAINS, import_model
 from ..hw import Target, map_model
+from ..hw.banding import OUTPUT_ON_CHIP
 from ..hw.preflight import preflight
 from ..ops.registry import IMPORTERS
 from ..passes import optimize
@@ -74,7 +75,8 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
     `macs_free` (a layout move, an activation) that the RTL lacks is refused too: on the host it costs
     little, and the segment keeps its RTL (a layer with MACs stays, its segment without RTL). When the
     segment's maps do not fit, the `joins` (MAC-free nodes reading its several inputs, as a Concat of two host
-    tensors) go to the host: several inputs stream in whole, one input can stay in external memory in bands."""
+    tensors) go to the host: several inputs stream in whole, one input can stay in external memory in bands; so
+    does a layer writing a model output that must be split in bands (model outputs stay on chip whole)."""
     names = {n.name for n in sub.graph.node}
     try:
         graph = import_model(sub, name=sub.graph.name)
@@ -85,6 +87,9 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
         mapping = map_model(quantized.graph, target, program="rom")
     except HlsgenError as exc:
         found = {name: why for name, why in unimplemented(exc).items() if name in names}
+        if not found and isinstance(exc, MappingError) and OUTPUT_ON_CHIP in str(exc):
+            return {name: f"it writes a model output too big to stay on chip with its operands: {exc}"
+                    for name in NAMED.findall(str(exc)) if name in names}
         if not found and isinstance(exc, MappingError):
             return {name: f"it joins the segment's inputs, whose maps do not fit on chip together: {exc}"
                     for name in joins}

@@ -38,6 +38,7 @@ from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
+from ..ops.resize import resize_edge_pads
 from .overlay import Overlay, OverlayFitError, check_fits, overlay
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
@@ -498,19 +499,13 @@ class _Compiler:
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
             out = maps[layer.output]
             up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
-            if layer.row.band is not None and layer.row.band.out_rows[0] % up_y:
-                self.fail(node, "a band of an upsampling that starts inside a source row is not implemented in "
-                                "the RTL")
-            if max(up_x, up_y) > MAX_UPSAMPLING:
-                self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} are not implemented in the RTL")
-            pads = node.attrs.pads or (0,) * 2 * len(node.attrs.scales)
-            pre_y, pre_x = pads[:2] if len(node.attrs.scales) == 2 else (0, pads[0])
-            if any(pads) and layer.row.band is not None:
-                self.fail(node, "a band of an upsampling that repeats its edge pixels is not implemented in the RTL")
-            if max(pre_x, pre_y) >= MAX_UPSAMPLING:
-                self.fail(node, f"more than {MAX_UPSAMPLING - 1} repeated edge pixels are not implemented in the RTL")
-            f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1, pre_x=pre_x,
-                     pre_y=pre_y, edge=int(any(pads)), src_h=x.height)
+            pad_y, pad_x = resize_edge_pads(node.attrs)
+            if max(up_x, up_y, pad_x + 1, pad_y + 1) > MAX_UPSAMPLING:
+                self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} (or as many repeated edge pixels) are "
+                                "not implemented in the RTL")
+            first = (0 if layer.row.band is None else layer.row.band.out_rows[0]) - pad_y
+            f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1, jx0=-pad_x,
+                     jy0=first % up_y if first >= 0 else first, edge=int(bool(node.attrs.pads)), src_h=x.height)
         else:
             f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax, acc=_continues(layer.row))
         if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:

@@ -73,7 +73,7 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("neg", 1), ("dw", 1), ("dw_base", aw), ("in_slot", aw),
         ("op", 3), ("a_base", aw), ("b_base", aw), ("a_lg", 3), ("b_lg", 3), ("b_one", 1), ("stride", aw), ("vw", dim),
         ("pixels", w["VPIX_W"]), ("up_x", UP_W), ("up_y", UP_W), ("src_w", dim), ("src_h", dim),
-        ("pre_x", UP_W), ("pre_y", UP_W), ("edge", 1), ("passes", cnt), ("acc", 1), ("a_zp", Z_W),
+        ("jx0", UP_W + 1), ("jy0", UP_W + 1), ("edge", 1), ("passes", cnt), ("acc", 1), ("a_zp", Z_W),
         ("b_zp", Z_W), ("a_signed", 1), ("b_signed", 1), ("ma", VEC_MULT_W), ("mb", VEC_MULT_W),
         ("shift", SHIFT_W), ("lut_base", rom["lut"]), ("a_plane", 1), ("b_plane", 1),
         ("zp", Z_W), ("lo", Z_W), ("hi", Z_W), ("win_kh", dim), ("win_kw", dim), ("dil_x", dim), ("dil_y", dim),

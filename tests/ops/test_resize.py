@@ -83,8 +83,26 @@ def test_resize_1d():
     assert assert_close_to_ort(model).shape("y") == (1, 3, 20)
 
 
+@pytest.mark.parametrize("opset, transform", [(opset, t) for opset in (13, 18) for t in (
+    "half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners")] + [(18, "half_pixel_symmetric")])
+@pytest.mark.parametrize("factors", [(2, 2), (3, 4), (1, 2)], ids=str)
+def test_linear_resize(opset, transform, factors):
+    model = _model("Resize", ["", "s"], {"s": _scales(1, 1, *factors)}, opset, mode="linear",
+                   coordinate_transformation_mode=transform)
+    assert assert_close_to_ort(model).shape("y") == (1, 2, 3 * factors[0], 4 * factors[1])
+
+
+def test_linear_resize_1d_and_upsample_9():
+    model = _model("Resize", ["", "s"], {"s": _scales(1, 1, 3)}, 13, shape=[1, 3, 5], mode="linear")
+    assert assert_close_to_ort(model).shape("y") == (1, 3, 15)
+    model = _model("Upsample", ["s"], {"s": _scales(1, 1, 2, 2)}, 9, mode="linear")
+    assert assert_close_to_ort(model).shape("y") == (1, 2, 6, 8)
+
+
 @pytest.mark.parametrize("inputs, inits, attrs, why", [
-    (["", "s"], {"s": _scales(1, 1, 2, 2)}, {"mode": "linear"}, "mode 'linear' is not supported"),
+    (["", "s"], {"s": _scales(1, 1, 2, 2)}, {"mode": "cubic"}, "mode 'cubic' is not supported"),
+    (["", "s"], {"s": _scales(1, 1, 2, 2)}, {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"},
+     "'tf_crop_and_resize' of a linear Resize is not supported"),
     (["", "s"], {"s": _scales(1, 1, 1.5, 2)}, {}, "not an integer multiple"),
     (["", "s"], {"s": _scales(1, 1, 0.5, 0.5)}, {}, "not an integer multiple"),
     (["", "s"], {"s": _scales(1, 2, 2, 2)}, {}, "only the spatial axes"),
@@ -108,7 +126,7 @@ def test_computed_scales_are_rejected():
 
 
 def test_a_refused_resize_is_listed_alone_and_its_readers_do_not_fail():
-    nodes = [helper.make_node("Resize", ["x", "", "s"], ["u"], name="up", mode="linear"),
+    nodes = [helper.make_node("Resize", ["x", "", "s"], ["u"], name="up", mode="cubic"),
              helper.make_node("Relu", ["u"], ["r"]), helper.make_node("Resize", ["r", "", "s"], ["y"], name="up2")]
     model = make_model(nodes, [tensor_value("x", SHAPE)], [tensor_value("y", None)], {"s": _scales(1, 1, 2, 2)}, opset=13)
     with pytest.raises(UnsupportedOpsError) as caught:

@@ -21,6 +21,7 @@ from ...hw.groups import chunk_weights
 from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
+from ...ops.resize import resize_edge_pads
 from .roms import BitStream
 from .tokens import DMA_QUEUE, ENGINES, Queues, queues
 
@@ -418,7 +419,7 @@ class _Builder:
             up_y, up_x = a.scales if len(a.scales) == 2 else (1, *a.scales)
             if int(up_y) != up_y or int(up_x) != up_x:
                 raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
-            pad_y, pad_x = _edge_pads(a)
+            pad_y, pad_x = resize_edge_pads(a)
             first = _first_row(layer) - pad_y
             f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=first % int(up_y) if first >= 0 else first,
                      kx0=-pad_x)
@@ -516,14 +517,6 @@ def _band_rows(layer, rows: int, pad_top: int) -> tuple[int, int]:
     its input buffer's coordinates; rows past the buffer's height read the zero point, as past a map's)."""
     band = layer.band
     return (rows, pad_top) if band is None else (band.rows_computed, band.pad_top)
-
-
-def _edge_pads(a) -> tuple[int, int]:
-    """A Resize's edge rows and columns before the map (0, 0: none)."""
-    if not a.pads:
-        return 0, 0
-    n = len(a.scales)
-    return (a.pads[0], a.pads[1]) if n == 2 else (0, a.pads[0])
 
 
 def _first_row(layer) -> int:
