@@ -1,7 +1,7 @@
 """The exporter-made models of tests/data/exporters (torch.onnx.export, see its README) built whole:
 each on systolic16x16 with >= 95% of its MACs on the accelerator, its whole-model outputs close to
 onnxruntime's, every segment's C++ bit-exact. The models of the layers still to come on the accelerator
-(LAYERS_TO_COME: bilinear Resize) build with their host share allowed."""
+(LAYERS_TO_COME: an align_corners bilinear Resize) build with their host share allowed."""
 import json
 from pathlib import Path
 
@@ -18,7 +18,8 @@ DATA = Path(__file__).resolve().parents[1] / "data" / "exporters"
 MODELS = ["conv1d_audio", "focus_silu", "cls_head_decode", "shufflenet_block", "fpn_detector", "ssd_uint8_nhwc",
           "espcn_sr", "se_mobilenetv3", "dwsep_audio1d", "unet_decoder"]
 SHAPES = {"fpn_detector": ["--input-shape", "input:1x3x64x64"], "espcn_sr": ["--input-shape", "input:1x1x32x32"]}
-# whole, or with the segments' count: what runs on the host today (Resize linear: issue 26)
+# whole, or with the segments' count: what runs on the host today (fpn_bilinear: its align_corners Resize, and
+# its last Resize, whose full-resolution output does not fit systolic16x16's activation memory with its input)
 LAYERS_TO_COME = {"fpn_bilinear": 2}
 
 
