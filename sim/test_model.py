@@ -121,6 +121,7 @@ def test_concats_along_rows_and_columns_are_bit_exact(build_folder):
     assert result.layer_cycles["cat_rows"] == (30 + 15) + (18 + 15)
 
 
+@pytest.mark.slow
 @pytest.mark.rtl
 def test_ds_cnn_verifies_in_csim_and_rtl_with_the_models_cycles(tmp_path):
     """MLPerf Tiny's DS-CNN (hlsgen.architectures) ends in a 24x5 AveragePool over its 25x5 map, a window

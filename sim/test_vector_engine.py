@@ -85,8 +85,8 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     # window fields of a 1x1 window (unused but by the windowed pools, which set their own)
     cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(cfg_op=op, cfg_a_base=gen.randint(0, 40), cfg_b_base=gen.randint(0, 40), cfg_a_lg=lanes.bit_length() - 1,
                cfg_b_lg=lanes.bit_length() - 1, cfg_stride=h * w, cfg_w=out_w, cfg_pixels=out_h * out_w,
-               cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w, cfg_src_h=h, cfg_pre_y=pads[0],
-               cfg_pre_x=pads[1], cfg_edge=int(any(pads)),
+               cfg_up_x=up_x - 1, cfg_up_y=up_y - 1, cfg_src_w=w, cfg_src_h=h, cfg_jy0=-pads[0],
+               cfg_jx0=-pads[1], cfg_edge=int(any(pads)),
                cfg_passes=-(-channels // lanes), cfg_acc=0, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(a_signed),
                cfg_b_signed=int(b_signed), cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=qlo, cfg_hi=qhi,
                cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1, cfg_b_one=int(b_one))
@@ -189,7 +189,7 @@ async def global_pools_carry_their_totals_across_rows(dut):
         split = gen.randint(1, h - 1)
         cfg = window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w) | dict(
             cfg_op=op, cfg_b_base=0, cfg_a_lg=lanes.bit_length() - 1, cfg_b_lg=lanes.bit_length() - 1, cfg_w=w,
-            cfg_up_x=0, cfg_up_y=0, cfg_src_w=w, cfg_src_h=h, cfg_pre_x=0, cfg_pre_y=0, cfg_edge=0, cfg_passes=1, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(signed),
+            cfg_up_x=0, cfg_up_y=0, cfg_src_w=w, cfg_src_h=h, cfg_jx0=0, cfg_jy0=0, cfg_edge=0, cfg_passes=1, cfg_a_zp=0, cfg_b_zp=0, cfg_a_signed=int(signed),
             cfg_b_signed=0, cfg_ma=1, cfg_mb=0, cfg_shift=0, cfg_zp=0, cfg_lo=-128 if signed else 0,
             cfg_hi=127 if signed else 255, cfg_lut_base=0, cfg_pool_kh=1, cfg_pool_kw=1)
         if op == OP_GAVG:

@@ -1,7 +1,8 @@
-"""The CI fuzzing run: a fixed-seed `ci` run of 50 random models through float-vs-onnxruntime and C-sim (jobs=2),
-and RTL for 12 or more of them (`make fuzz` runs 40 more models, `make fuzz-long` 2,000): a few ROM-program models through `build --verify csim,rtl`, and the models
-built with `--program external` for systolic8x8 on one Verilator build of that target's top (the overlay runs
-model after model, hlsgen.rtl.overlay_sim), all bit-exact. Zero mismatches and zero crashes."""
+"""The CI fuzzing run: a fixed-seed `ci` run of 40 random models through float-vs-onnxruntime and C-sim (jobs=2),
+and RTL for 12 or more of them (`make fuzz` runs 40 others, `make fuzz-long` 2,000): a few ROM-program models
+through `build --verify csim,rtl`, and the models built with `--program external` for systolic8x8 on one
+Verilator build of that target's top (the overlay runs model after model, hlsgen.rtl.overlay_sim), all
+bit-exact. Zero mismatches and zero crashes."""
 from __future__ import annotations
 
 import time
@@ -11,7 +12,7 @@ from hlsgen.fuzz.campaign import specs
 from hlsgen.fuzz.runner import rtl_folders, run_all
 from hlsgen.rtl.overlay_sim import run_models
 
-SEED, COUNT, ROM_RTL, OVERLAY_RTL = 0, 50, 3, 12
+SEED, COUNT, ROM_RTL, OVERLAY_RTL = 0, 40, 3, 12
 
 
 def test_ci_run(tmp_path):

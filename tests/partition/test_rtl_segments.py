@@ -11,6 +11,7 @@ from tests.partition.models import images, two_segment_chain
 pytestmark = pytest.mark.rtl
 
 
+@pytest.mark.slow
 def test_the_whole_model_runs_on_the_rtl_of_its_segments(tmp_path, capsys):
     onnx.save(two_segment_chain(), tmp_path / "chain.onnx")
     np.savez(tmp_path / "calib.npz", x=images(16, (3, 8, 8)))
