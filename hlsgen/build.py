@@ -20,7 +20,7 @@ from .frontend import read_onnx
 from .frontend.fold import fold_shape_code
 from .frontend.onnx_import import first_line as _first_line
 from .frontend.onnx_import import load_onnx_proto
-from .partition.build import MAX_HOST_MACS
+from .partition.build import MAX_HOST_MACS, host_notices
 from .partition.onnx_graph import HostRuntimeError
 from .partition.plan import Partition
 from .hls import write_hls
@@ -459,7 +459,7 @@ def build_partitioned(options: BuildOptions, step: Step = silent) -> BuildResult
         detail("probing the segments' build steps")
         partition = colour(model, types, values, target, refusals)
         whole.check_host_share(partition, refusals, options.max_host_macs, options.accelerator_only)
-    notices = fold_notices
+    notices = fold_notices + host_notices(partition, refusals)
     user_warnings: list[str] = []
     if calib.synthetic:
         _warn(user_warnings, f"calibrated on {calib.source}: every range and quality figure comes from "

@@ -58,7 +58,7 @@ def test_a_global_pool_of_a_map_in_external_memory_adds_band_by_band(tmp_path, n
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("name", ["channel_copies", "column_copies"])
+@pytest.mark.parametrize("name", ["channel_copies", pytest.param("column_copies", marks=pytest.mark.slow)])
 def test_copies_of_maps_in_external_memory_run_in_bands(tmp_path, name):
     out, test, program = build(tmp_path, name, 16)
     assert bands(program, "cat") and bands(program, "pad")[-1]["pad_top"] < 0

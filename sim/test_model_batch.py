@@ -43,6 +43,7 @@ def test_hlsgen_sim_of_a_batch_build_runs_the_batch(build_folder, capsys):
     assert json.loads(capsys.readouterr().out)["batch"] == BATCH
 
 
+@pytest.mark.slow
 @pytest.mark.rtl
 def test_a_dense_only_model_takes_each_input_into_its_place_of_the_batch(build_folder):
     """The autoencoder is all tail: the input stream writes image n n words into each of the stacked input's

@@ -55,7 +55,8 @@ def audio_model():
 
 @pytest.mark.csim
 @pytest.mark.rtl
-@pytest.mark.parametrize("name, model", [("fpn_bilinear_hp", fpn_model), ("audio_linear", audio_model)])
+@pytest.mark.parametrize("name, model", [("fpn_bilinear_hp", fpn_model),
+                                         pytest.param("audio_linear", audio_model, marks=pytest.mark.slow)])
 def test_bilinear_upsampling_runs_on_the_accelerator_bit_exact_at_the_model_s_cycles(name, model, tmp_path,
                                                                                       monkeypatch):
     monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))

@@ -48,6 +48,7 @@ def test_a_4096_long_sequence_on_chip_is_bit_exact(tmp_path):
     check(out, test, 10, backpressure=False)
 
 
+@pytest.mark.slow
 @pytest.mark.rtl
 def test_a_tall_map_pooled_in_bands_is_bit_exact(tmp_path):
     out, test, program = build(tmp_path, "tall_pools", "systolic16x16", input_kib=32)

@@ -16,7 +16,7 @@ IMAGES = 4
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("name", ["w3a3", "trunc_pool"])
+@pytest.mark.parametrize("name", [pytest.param("w3a3", marks=pytest.mark.slow), "trunc_pool"])
 def test_qonnx_export_is_bit_exact_in_the_rtl(tmp_path, name):
     """The W3A3 digits CNN (3-bit weight ROM and PEs), and GlobalAveragePool -> Trunc (a right shift on the
     vector unit, FLOOR through its input zero point)."""

@@ -63,6 +63,18 @@ class FloatValues:
         return {n: self.cache[n] for n in names}
 
 
+HOST_NOTICES = 5  # host nodes a build names with their reason (partition.json lists them all)
+
+
+def host_notices(partition: Partition, refusals: dict[str, str]) -> list[str]:
+    """One notice naming the nodes the host runs and why (the first HOST_NOTICES of them)."""
+    named = [f"{n!r} ({partition.node_ops[n]}): {refusals[n]}" for n in partition.host_nodes if n in refusals]
+    if not named:
+        return []
+    more = f"; {len(named) - HOST_NOTICES} more in partition.json" if len(named) > HOST_NOTICES else ""
+    return [f"on the host: {'; '.join(named[:HOST_NOTICES])}{more}"]
+
+
 def check_host_share(partition: Partition, refusals: dict[str, str], max_host_macs: float,
                      accelerator_only: bool) -> None:
     """--accelerator-only and --max-host-macs, before anything is built."""

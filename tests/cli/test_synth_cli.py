@@ -142,6 +142,7 @@ def test_a_failing_tool_leaves_the_build_as_it_was(capsys, synthesized, tmp_path
     assert {p.relative_to(out): p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.slow
 def test_build_synth_runs_inside_the_build(tmp_path):
     """`build --synth` synthesizes in the build's staging folder: OUT appears with synth/ and report.json's synth."""
     out = tmp_path / "o"
