@@ -17,7 +17,8 @@ ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid",
 MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
 # layers the generator inserts with the exporter-like features (generator._features): a host op between
 # accelerator layers ("host", shape-preserving; InstanceNormalization on maps only), an upsampling ("resize":
-# bilinear, half_pixel, with constant sizes; nearest with sizes computed by exporter shape code), learned ones ("upconv": ConvTranspose;
+# bilinear, half_pixel, with constant sizes; nearest with sizes computed by exporter shape code), learned ones
+# ("upconv": ConvTranspose;
 # "shuffle": a Conv then DepthToSpace, ESPCN's PixelShuffle), a YOLOv5 Focus stem ("focus": four stride-2
 # Slices concatenated on channels) and a ShuffleNetV2 unit ("shuffle_unit": chunk in two by a Split or two
 # Slices, a 1x1 Conv on the second half, concatenated, channel shuffle of `groups` groups)

@@ -56,6 +56,14 @@ def resize_edge_pads(a: ResizeAttrs) -> tuple[int, int]:
     return (a.pads[0], a.pads[1]) if len(a.scales) == 2 else (0, a.pads[0])
 
 
+def first_row_repeat(a: ResizeAttrs, first_row: int) -> int:
+    """Where the row repeat counter of output row `first_row` starts (a band may start inside a source row): its
+    repeats of its source row so far, or minus the edge rows still to come before the map's first row."""
+    first = first_row - resize_edge_pads(a)[0]
+    up = a.scales[0] if len(a.scales) == 2 else 1
+    return first % up if first >= 0 else first
+
+
 def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
     """[out, size]: the weight of input pixel j in output pixel o along one axis (ONNX's linear mode: the
     source coordinate clamped to [0, size - 1], between its floor and the next pixel)."""

@@ -38,7 +38,7 @@ from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
-from ..ops.resize import resize_edge_pads
+from ..ops.resize import first_row_repeat, resize_edge_pads
 from .overlay import Overlay, OverlayFitError, check_fits, overlay
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
@@ -503,9 +503,9 @@ class _Compiler:
             if max(up_x, up_y, pad_x + 1, pad_y + 1) > MAX_UPSAMPLING:
                 self.fail(node, f"upsampling factors above {MAX_UPSAMPLING} (or as many repeated edge pixels) are "
                                 "not implemented in the RTL")
-            first = (0 if layer.row.band is None else layer.row.band.out_rows[0]) - pad_y
+            first = 0 if layer.row.band is None else layer.row.band.out_rows[0]
             f.update(op=OP_REQ, vw=out.width, pixels=out.pixels, up_x=up_x - 1, up_y=up_y - 1, jx0=-pad_x,
-                     jy0=first % up_y if first >= 0 else first, edge=int(bool(node.attrs.pads)), src_h=x.height)
+                     jy0=first_row_repeat(node.attrs, first), edge=int(bool(node.attrs.pads)), src_h=x.height)
         else:
             f.update(op=OP_GMAX, lo=x.quant.qmin, hi=x.quant.qmax, acc=_continues(layer.row))
         if max(f["ma"], f.get("mb", 0)) >= 1 << VEC_MULT_W or f["shift"] >= 1 << SHIFT_W:

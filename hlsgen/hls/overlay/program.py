@@ -21,7 +21,7 @@ from ...hw.groups import chunk_weights
 from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
-from ...ops.resize import resize_edge_pads
+from ...ops.resize import first_row_repeat, resize_edge_pads
 from .roms import BitStream
 from .tokens import DMA_QUEUE, ENGINES, Queues, queues
 
@@ -419,10 +419,8 @@ class _Builder:
             up_y, up_x = a.scales if len(a.scales) == 2 else (1, *a.scales)
             if int(up_y) != up_y or int(up_x) != up_x:
                 raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
-            pad_y, pad_x = resize_edge_pads(a)
-            first = _first_row(layer) - pad_y
-            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=first % int(up_y) if first >= 0 else first,
-                     kx0=-pad_x)
+            f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=first_row_repeat(a, _first_row(layer)),
+                     kx0=-resize_edge_pads(a)[1])
         elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
             if node.op == "QAveragePool":
                 (count, m, s), = a.divisors
