@@ -8,7 +8,8 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
   band buffers; after it, a `store` row copies its output band out (hlsgen.hw.cycles.dma_cycles).
 - A row whose bands fit twice over is double-buffered (_pipelined): its copies can overlap its compute on
   the two queues of hlsgen.hw.queues.
-- A row in more than one band has all its operands external (a band reads and writes only buffers).
+- A row in more than one band has all its operands external (a band reads and writes only buffers), but for
+  a model output: its bands write their rows of it on chip (Band.written_row).
 - A row that is not split by rows (a Dense, a Transpose, a Concat of rows, a non-constant Pad, a 1-D map,
   a batch) runs as one band that moves its external operands whole. A global pool runs in bands of input
   rows that add to the same output pixel (band_geometry.RowGeometry.reduces), one channel block each.
@@ -142,13 +143,26 @@ class _Planner:
                 self._move_out(i, layer)
                 return False
             g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
-            if (len(g.bands(shape[0])) > 1 or shape[1] < blocks) and operands - self.external:
-                self.external |= operands - self.outputs
-                if operands & self.outputs:
+            on_chip = operands - self.external
+            if (len(g.bands(shape[0])) > 1 or shape[1] < blocks) and on_chip:
+                writes_output = self._writes_output_in_bands(layer, g, shape, blocks)
+                if on_chip == {out} and writes_output:
+                    self.shapes[i] = shape  # its bands write rows of the model output, on chip
+                    continue
+                self.external |= on_chip - self.outputs
+                if on_chip & self.outputs and not (on_chip & self.outputs == {out} and writes_output):
                     self._fail(layer, OUTPUT_ON_CHIP)
                 return False
             self.shapes[i] = shape
         return True
+
+    def _writes_output_in_bands(self, layer: LayerMap, g: RowGeometry, shape: tuple[int, int, bool],
+                                blocks: int) -> bool:
+        """Whether the bands of a row whose output is a model output may write it on chip, band by band at
+        its rows (Band.written_row): bands of rows over all of its channels, one image, by a unit that writes
+        through the writer (not a copy's segments)."""
+        return (layer.output in self.outputs and g.splits and not g.reduces and shape[1] == blocks
+                and layer.kind != "copy" and layer.output not in self.batched)
 
     def _move_out(self, i: int, layer: LayerMap) -> None:
         if self.target.external_memory is None:
@@ -386,7 +400,9 @@ def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band,
         inputs.append(buffer)
         shapes.append(_slice(tuple(shape), rows if g.splits else None, band.channels))
     output, stores = layer.output, []
-    if layer.output in planner.external:
+    if layer.output not in planner.external:
+        band = replace(band, written_row=band.out_rows[0])
+    else:
         output = f"{name}.out"
         rows = band.out_rows if g.splits else (0, map_shape(graph.shape(layer.output))[1])
         stores.append(_dma("store", layer.output, output, rows, band.channels, graph, used, live))

@@ -66,7 +66,8 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
 
 def _band(b: dict | None) -> Band | None:
     return None if b is None else Band(b["index"], b["count"], tuple(b["out_rows"]), tuple(b["in_rows"]), b["pad_top"],
-                                       b["rows_computed"], _pair(b["channels"]))
+                                       b["rows_computed"], _pair(b["channels"]),
+                                       b.get("written_row", 0))  # older programs: their bands wrote buffers
 
 
 def _move(m: dict | None) -> Move | None:

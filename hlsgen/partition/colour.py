@@ -76,7 +76,7 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
     little, and the segment keeps its RTL (a layer with MACs stays, its segment without RTL). When the
     segment's maps do not fit, the `joins` (MAC-free nodes reading its several inputs, as a Concat of two host
     tensors) go to the host: several inputs stream in whole, one input can stay in external memory in bands; so
-    does a layer writing a model output that must be split in bands (model outputs stay on chip whole)."""
+    does a layer writing a model output that its bands cannot write on chip (a copy, bands of channels)."""
     names = {n.name for n in sub.graph.node}
     try:
         graph = import_model(sub, name=sub.graph.name)

@@ -31,7 +31,7 @@ from ..hw.groups import chunk_weights
 from ..hw.mapping import ARRAY as ARRAY_UNIT
 from ..hw.mapping import SWAP_ROWS_COLUMNS
 from ..hw.mapping import DMA as DMA_UNIT
-from ..hw.mapping import LayerMap, Mapping
+from ..hw.mapping import LayerMap, Mapping, written_offset
 from ..hw.placement import MapPlacement as FeatureMap
 from ..hw.placement import TWO_MAP_OPS, map_shape
 from ..hw.queues import COMPUTE_QUEUE, queue
@@ -635,7 +635,7 @@ class _Compiler:
         if inside and not self._writes_from_block(layer, x, out, m0, m1):
             self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r} from inside a block of the "
                                   f"map's {out.banks} channel banks (docs/rtl.md, \"Copies\")")
-        slot = (m0 >> out.lg) * out.pixels + layer.origin[0] * out.width + layer.origin[1]
+        slot = (m0 >> out.lg) * out.pixels + layer.origin[0] * out.width + layer.origin[1] + written_offset(layer.row, out)
         one = out.images > 1 and layer.row.images == 1  # a head row: one image of a batch's map a run
         if one and out.dw_read:
             self.fail(layer.node, f"a batch's map {out.name!r} is also read in depthwise window copies, which hold "

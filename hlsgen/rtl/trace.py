@@ -28,6 +28,8 @@ def first_difference(program: Program, log_lines: list[str], feeds: dict[str, np
         y0 = layer.row.band.out_rows[0] if fmap.holds else 0  # a band's output buffer holds some of its rows
         want = whole[:, y0:y0 + fmap.height]
         rows, cols = range(fmap.height), range(fmap.width)
+        if layer.row.band is not None and not fmap.holds:  # a band writing its rows of a model output on chip
+            rows = range(*layer.row.band.out_rows)
         if layer.node.op in ("Concat", "Interleave"):  # an input's rows and columns of the output
             source, (top, left), (sy, sx) = program.maps[layer.inputs[0]], layer.origin, layer.step
             rows, cols = range(top, top + source.height * sy, sy), range(left, left + source.width * sx, sx)

@@ -341,6 +341,19 @@ def big_copies_model(axis: int = 1) -> onnx.ModelProto:
                       inits)
 
 
+def big_output_model() -> onnx.ModelProto:
+    """A 3x3 Conv to 16 channels over 64x64 and a 3x3 Conv to 4 channels, the model's output: a map of 32 KiB
+    written from a map of 64 KiB."""
+    rng = np.random.default_rng(8)
+    inits = {"w": rng.standard_normal((16, 3, 3, 3)).astype(np.float32) * 0.3,
+             "w2": rng.standard_normal((4, 16, 3, 3)).astype(np.float32) * 0.1}
+    nodes = [helper.make_node("Conv", ["x", "w"], ["c"], name="conv", pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c"], ["r"], name="relu"),
+             helper.make_node("Conv", ["r", "w2"], ["y"], name="conv2", pads=[1, 1, 1, 1])]
+    return make_model(nodes, [tensor_value("x", [1, 3, 64, 64])], [tensor_value("y", [1, 4, 64, 64], TensorProto.FLOAT)],
+                      inits)
+
+
 def unbanded_model(kind: str) -> onnx.ModelProto:
     """A map of 64 KiB or more through a layer that does not run in bands of rows: a Transpose of a 16 x 64 x 64
     map (`transpose`), or a Conv1d over a 16 x 2048 sequence (`sequence`); then a global pool and a Dense."""

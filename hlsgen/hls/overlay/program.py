@@ -18,6 +18,7 @@ import numpy as np
 
 from ...errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ...hw.groups import chunk_weights
+from ...hw.mapping import written_offset
 from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
@@ -230,10 +231,11 @@ class _Builder:
         out = self.mapping.placement(layer.output)
         kh, kw = layer.pool or (1, 1)
         one = out.images > 1 and layer.images == 1
-        f.update(o_plane=out.plane, o_base=out.base, o_lg=out.lg, o_h=out.image_height if one else out.height,
+        first = written_offset(layer, out)
+        f.update(o_plane=out.plane, o_base=out.base + first, o_lg=out.lg, o_h=out.image_height if one else out.height,
                  o_w=out.width, o_blk=out.pixels, o_img=out.image_height * out.width if one else 0,
                  o_channels=out.channels, o_dw=int(out.dw_read),
-                 o_dw_base=out.dw_base, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
+                 o_dw_base=out.dw_base + first, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
         return f
 
     def _gate(self, f: dict, x, tensor: str) -> int:
@@ -291,7 +293,7 @@ class _Builder:
                 out_c = layer.tiles.work.out_channels
                 m0 = chunk * out_c
                 out = self.mapping.placement(layer.output)
-                slot = (m0 >> out.lg) * out.pixels
+                slot = (m0 >> out.lg) * out.pixels + written_offset(layer, out)
                 f.update(o_base=out.base + slot, o_dw_base=out.dw_base + slot, o_channels=out_c)
         else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C_pad + c
             # (a batch's: its N images stacked, one output row per image, the window H rows down each)
