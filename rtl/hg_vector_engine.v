@@ -14,6 +14,10 @@
 //           (multiplier, shift) come from the divisor table at div_base + the window's count, which counts
 //           the taps inside [cnt_y0, cnt_y1) x [cnt_x0, cnt_x1) (the map, with its explicit padding under
 //           count_include_pad; never a ceil-mode overhang)
+//   OP_LERP interpolation (a linear Resize, QResizeLinear): a window of 2 x 2 taps (1 x 2 on a 1-D map) at
+//           source pixel (iy, ix), each tap times its weight (den_y - ry or ry) * (den_x - rx or rx), summed;
+//           counters step iy, ry by ly_num / ly_den per output row from (ly_i0, ly_r0), ix, rx likewise per
+//           output column; outside [0, in - 1) a counter reads the map's edge pixel with remainder 0
 // Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize). An
 // edge-repeating Resize reads source pixel (clamp((y - pre_y) // up_y), clamp((x - pre_x) // up_x)), clamped
@@ -52,7 +56,7 @@ module hg_vector_engine #(
     input  wire                  clk,
     input  wire                  rst,
     input  wire                  start,
-    input  wire [2:0]            cfg_op,
+    input  wire [3:0]            cfg_op,
     input  wire [ADDR_W-1:0]     cfg_a_base,
     input  wire [ADDR_W-1:0]     cfg_b_base,
     input  wire [2:0]            cfg_a_lg,
@@ -102,6 +106,15 @@ module hg_vector_engine #(
     input  wire signed [DIM_W:0]   cfg_cnt_x0,
     input  wire signed [DIM_W:0]   cfg_cnt_x1,
     input  wire [DIV_AW-1:0]     cfg_div_base,
+    // OP_LERP: source pixels per output pixel (num / den) and the first output pixel's (i0, r0), per axis
+    input  wire [DIM_W:0]        cfg_ly_num,
+    input  wire [DIM_W:0]        cfg_ly_den,
+    input  wire signed [DIM_W:0] cfg_ly_i0,
+    input  wire [DIM_W:0]        cfg_ly_r0,
+    input  wire [DIM_W:0]        cfg_lx_num,
+    input  wire [DIM_W:0]        cfg_lx_den,
+    input  wire signed [DIM_W:0] cfg_lx_i0,
+    input  wire [DIM_W:0]        cfg_lx_r0,
     // activation memory: lane c reads bank c of the a plane and of the b plane
     // table loads (hg_program_loader): ld_en[0] writes a lookup-table entry (into every lane), ld_en[1] a
     // divisor word; tied to zero where the tables are the model's ROMs
@@ -123,8 +136,8 @@ module hg_vector_engine #(
     output wire [PW_W-1:0]       o_pj,
     output wire [C*D_W-1:0]      o_data
 );
-    localparam [2:0] OP_ADD = 3'd0, OP_LUT = 3'd2, OP_GAVG = 3'd3, OP_GMAX = 3'd4, OP_WAVG = 3'd5, OP_WMAX = 3'd6,
-                     OP_MUL = 3'd7;
+    localparam [3:0] OP_ADD = 4'd0, OP_LUT = 4'd2, OP_GAVG = 4'd3, OP_GMAX = 4'd4, OP_WAVG = 4'd5, OP_WMAX = 4'd6,
+                     OP_MUL = 4'd7, OP_LERP = 4'd8;
     // 1: OP_REQ
     localparam integer V_W = 32;
     localparam integer P_W = Z_W + 2;  // a centred operand of a product: an element minus a zero point
@@ -132,7 +145,8 @@ module hg_vector_engine #(
     localparam [31:0] C32 = C;
 
     wire global_pool = cfg_op == OP_GAVG || cfg_op == OP_GMAX;
-    wire window = cfg_op == OP_WAVG || cfg_op == OP_WMAX;
+    wire lerp = cfg_op == OP_LERP;
+    wire window = cfg_op == OP_WAVG || cfg_op == OP_WMAX || lerp;
     wire sum_op = cfg_op == OP_GAVG || cfg_op == OP_WAVG;
     wire max_op = cfg_op == OP_GMAX || cfg_op == OP_WMAX;
 
@@ -206,6 +220,49 @@ module hg_vector_engine #(
     end
     wire [SRC_W-1:0] src = src_row + {{(SRC_W-DIM_W){1'b0}}, src_col};
 
+    // OP_LERP: the source row and column (li_y, li_x) and their remainders, clamped to the map's edge pixel
+    // (remainder 0) outside [0, in - 1); l_row is the clamped row times in_w
+    localparam integer LI_W = DIM_W + 2;
+    reg  signed [LI_W-1:0] li_y, li_x;
+    reg  [DIM_W:0]         lr_y, lr_x;
+    reg  signed [OFF_W-1:0] l_row;
+    wire [DIM_W+1:0] lr_y_next = {1'b0, lr_y} + {1'b0, cfg_ly_num};
+    wire [DIM_W+1:0] lr_x_next = {1'b0, lr_x} + {1'b0, cfg_lx_num};
+    wire y_carry = lr_y_next >= {1'b0, cfg_ly_den};
+    wire x_carry = lr_x_next >= {1'b0, cfg_lx_den};
+    wire [DIM_W+1:0] lr_y_step = y_carry ? lr_y_next - {1'b0, cfg_ly_den} : lr_y_next;
+    wire [DIM_W+1:0] lr_x_step = x_carry ? lr_x_next - {1'b0, cfg_lx_den} : lr_x_next;
+    wire signed [LI_W-1:0] y_last = $signed({2'b00, cfg_in_h}) - 1;
+    wire signed [LI_W-1:0] x_last = $signed({2'b00, cfg_in_w}) - 1;
+    wire y_low = li_y < 0, x_low = li_x < 0;
+    wire y_high = li_y >= y_last, x_high = li_x >= x_last;
+    wire signed [LI_W-1:0] ly = y_low ? {LI_W{1'b0}} : (y_high ? y_last : li_y);
+    wire signed [LI_W-1:0] lx = x_low ? {LI_W{1'b0}} : (x_high ? x_last : li_x);
+    wire [DIM_W:0] wr_y = (y_low || y_high) ? {(DIM_W+1){1'b0}} : lr_y;
+    wire [DIM_W:0] wr_x = (x_low || x_high) ? {(DIM_W+1){1'b0}} : lr_x;
+    wire signed [OFF_W-1:0] in_w_row = $signed({{(OFF_W-DIM_W){1'b0}}, cfg_in_w});
+    always @(posedge clk) begin
+        if (restart) begin
+            li_y <= {cfg_ly_i0[DIM_W], cfg_ly_i0};
+            li_x <= {cfg_lx_i0[DIM_W], cfg_lx_i0};
+            lr_y <= cfg_ly_r0;
+            lr_x <= cfg_lx_r0;
+            l_row <= {OFF_W{1'b0}};  // i0 is -1 or 0: row 0
+        end else if (advance) begin
+            if (col == cfg_w - 1'b1) begin
+                li_x <= {cfg_lx_i0[DIM_W], cfg_lx_i0};
+                lr_x <= cfg_lx_r0;
+                li_y <= li_y + {{(LI_W-1){1'b0}}, y_carry};
+                lr_y <= lr_y_step[DIM_W:0];
+                if (y_carry && !y_low && !y_high) l_row <= l_row + in_w_row;
+            end else begin
+                li_x <= li_x + {{(LI_W-1){1'b0}}, x_carry};
+                lr_x <= lr_x_step[DIM_W:0];
+            end
+        end
+    end
+    wire unused_lerp = ^{lr_y_step[DIM_W+1], lr_x_step[DIM_W+1]};
+
     wire [DIM_W-1:0] oy, ox, py, px;
     wire [PW_W-1:0] pi, pj;
     wire signed [DIM_W:0] win_y0, win_x0;
@@ -235,9 +292,19 @@ module hg_vector_engine #(
             end
         end
     end
-    wire signed [OFF_W-1:0] tap_y = $signed({{(OFF_W-DIM_W-1){win_y0[DIM_W]}}, win_y0}) + ty;
-    wire signed [OFF_W-1:0] tap_x = $signed({{(OFF_W-DIM_W-1){win_x0[DIM_W]}}, win_x0}) + tx;
-    wire signed [OFF_W-1:0] tap_pix = win_pix + trow + tx;
+    // the window's origin: the pixel walk's, or the interpolation's source pixel
+    wire signed [OFF_W-1:0] org_y = lerp ? $signed({{(OFF_W-LI_W){ly[LI_W-1]}}, ly})
+                                         : $signed({{(OFF_W-DIM_W-1){win_y0[DIM_W]}}, win_y0});
+    wire signed [OFF_W-1:0] org_x = lerp ? $signed({{(OFF_W-LI_W){lx[LI_W-1]}}, lx})
+                                         : $signed({{(OFF_W-DIM_W-1){win_x0[DIM_W]}}, win_x0});
+    wire signed [OFF_W-1:0] tap_y = org_y + ty;
+    wire signed [OFF_W-1:0] tap_x = org_x + tx;
+    wire signed [OFF_W-1:0] tap_pix = (lerp ? l_row + org_x : win_pix) + trow + tx;
+    // OP_LERP: the tap's weight
+    localparam integer LW_W = 2 * DIM_W + 2;
+    wire [DIM_W:0] wt_y = (ky != {DIM_W{1'b0}}) ? wr_y : cfg_ly_den - wr_y;
+    wire [DIM_W:0] wt_x = (kx != {DIM_W{1'b0}}) ? wr_x : cfg_lx_den - wr_x;
+    wire [LW_W-1:0] weight = wt_y * wt_x;
     function automatic in_range(input signed [OFF_W-1:0] v, input signed [OFF_W-1:0] lo, input signed [OFF_W-1:0] hi);
         in_range = v >= lo && v < hi;
     endfunction
@@ -289,6 +356,11 @@ module hg_vector_engine #(
     wire out_now = window ? last_tap : (!global_pool || last_pixel);
     wire [TAG_W-1:0] tag0 = {last_pass && last_pixel, pass, global_pool ? {4*DIM_W+2*PW_W{1'b0}} : {oy, ox, py, px, pi, pj}};
 
+    // (the low V_W bits: the sum stays below 2^31, hlsgen.quant.lower.ACC_LIMIT_BITS)
+    function automatic [V_W-1:0] weighted(input signed [P_W-1:0] x, input [LW_W-1:0] w);
+        weighted = $signed({{(V_W-P_W){x[P_W-1]}}, x}) * $signed({{(V_W-LW_W){1'b0}}, w});
+    endfunction
+
     function automatic [V_W-1:0] product(input signed [P_W-1:0] a, input signed [P_W-1:0] b);
         reg signed [2*P_W-1:0] ab;
         begin
@@ -300,6 +372,7 @@ module hg_vector_engine #(
     // stage 0: the banks answer; stage 1: centred operands; stage 2: accumulate (pools), multiply or hold
     reg             v0, v1, v2, first0, first1, emit0, emit1, on_map0;
     reg [DIV_W-1:0] div1, div2;
+    reg [LW_W-1:0]  lw0, lw1;
     reg [TAG_W-1:0] tag0_r, tag1, tag2;
     reg [C*V_W-1:0] xa1, xb1, va2, vb2;
     integer k;
@@ -315,6 +388,8 @@ module hg_vector_engine #(
         tag1 <= tag0_r;
         div1 <= div_word;
         div2 <= div1;
+        lw0 <= weight;
+        lw1 <= lw0;
         // a tap outside the map adds 0 to a sum and is below every value of a maximum
         for (k = 0; k < C; k = k + 1) begin
             if (!on_map0) xa1[k*V_W +: V_W] <= max_op ? {1'b1, {(V_W-1){1'b0}}} : {V_W{1'b0}};
@@ -327,7 +402,9 @@ module hg_vector_engine #(
         tag2 <= tag1;
         if (v1) begin
             for (k = 0; k < C; k = k + 1) begin
-                if (sum_op)
+                if (lerp)
+                    va2[k*V_W +: V_W] <= (first1 ? {V_W{1'b0}} : va2[k*V_W +: V_W]) + weighted(xa1[k*V_W +: P_W], lw1);
+                else if (sum_op)
                     va2[k*V_W +: V_W] <= (first1 ? {V_W{1'b0}} : va2[k*V_W +: V_W]) + xa1[k*V_W +: V_W];
                 else if (max_op)
                     va2[k*V_W +: V_W] <= (first1 || $signed(xa1[k*V_W +: V_W]) > $signed(va2[k*V_W +: V_W]))

@@ -125,7 +125,7 @@ class LayerMap:
     name: str
     op: str
     unit: str
-    kind: str  # conv, grouped_conv, depthwise, dense, pool, global_pool, elementwise, resize, copy, reshape
+    kind: str  # conv, grouped_conv, depthwise, dense, pool, global_pool, elementwise, resize, interpolate, copy, reshape
     inputs: tuple[str, ...]  # activation inputs
     output: str
     input_shape: tuple[int, ...]
@@ -490,6 +490,11 @@ class _Layer:
             macs, wbytes = 0, 0
         elif op == "Resize":  # a pass over the output pixels, each read from its source pixel
             unit, kind, tiles, cycles, extra = self._vector("resize", self._batch_pixels(self.ys))
+            macs, wbytes = 0, 0
+        elif op == "QResizeLinear":  # a window tap per cycle: the 2 x 2 (1-D: 2) source pixels of an output pixel
+            self._check_rank()
+            unit, kind, tiles, _, extra = self._vector("interpolate", self._batch_pixels(self.ys))
+            cycles = cyc.window_pool_cycles(tiles.passes, tiles.positions, 2 ** len(self.node.attrs.scales))
             macs, wbytes = 0, 0
         elif op in COPIES:
             count = int(np.prod(self.ys))

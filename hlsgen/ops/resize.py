@@ -77,6 +77,60 @@ def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
     return weights
 
 
+def linear_steps(transform: str, size: int, scale: int) -> tuple[int, int, int]:
+    """(num, off, den): output pixel o of a linear Resize of `size` pixels by `scale` interpolates at source
+    coordinate (o * num + off) / den, exactly (before ONNX's clamp to the map)."""
+    out = size * scale
+    if transform == "align_corners":
+        return (size - 1, 0, out - 1) if out > 1 else (0, 0, 1)
+    if transform == "asymmetric":
+        return 1, 0, scale
+    if transform == "pytorch_half_pixel" and out == 1:
+        return 0, 0, 1
+    if transform in ("half_pixel", "pytorch_half_pixel", "half_pixel_symmetric"):  # symmetric = half_pixel here
+        return 2, 1 - scale, 2 * scale
+    raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} is not supported")
+
+
+def interpolation_source(steps: tuple[int, int, int], size: int, o: int) -> tuple[int, int]:
+    """(i, r): output pixel o reads source pixels i and i + 1 with weights den - r and r (the source coordinate
+    clamped to [0, size - 1]: then r = 0)."""
+    num, off, den = steps
+    i, r = divmod(o * num + off, den)
+    if i < 0:
+        return 0, 0
+    if i >= size - 1:
+        return size - 1, 0
+    return i, r
+
+
+def interpolation_fields(a) -> dict[str, int]:
+    """The interpolation counters' program fields of QResizeLinearAttrs `a` (a 1-D map is one row: its row
+    counter stays at row 0, weight den): per axis, source pixels per output pixel (num / den) and the first
+    output pixel's (i0, r0), which may lie before the map (i0 < 0)."""
+    steps = a.steps if len(a.steps) == 2 else ((0, 0, 1), *a.steps)
+    fields = {}
+    for axis, (num, off, den) in zip("yx", steps):
+        if num > den or off >= den:
+            raise UnsupportedAttribute(f"an interpolation that steps {num}/{den} source pixels per output pixel "
+                                       "(only upsampling runs on the accelerator)")
+        i0, r0 = divmod(off, den)
+        fields.update({f"l{axis}_num": num, f"l{axis}_den": den, f"l{axis}_i0": i0, f"l{axis}_r0": r0})
+    return fields
+
+
+def interpolation_matrix(steps: tuple[int, int, int], size: int, out: int) -> np.ndarray:
+    """[out, size] integers: den times the weight of input pixel j in output pixel o (linear_weights, exact)."""
+    den = steps[2]
+    weights = np.zeros((out, size), np.int64)
+    for o in range(out):
+        i, r = interpolation_source(steps, size, o)
+        weights[o, i] += den - r
+        if r:
+            weights[o, i + 1] += r
+    return weights
+
+
 @onnx_importer("Upsample")
 def import_upsample(node, ctx) -> list[Node]:
     attrs = ctx.attrs(node)

@@ -13,6 +13,7 @@ import numpy as np
 from ..ops.conv import ConvAttrs, conv
 from ..ops.pool import PoolAttrs, pool_windows
 from ..ops.registry import kernel
+from ..ops.resize import interpolation_matrix
 from .arith import requantize, rshift_round, saturate
 
 # Products of accumulated integers are computed in float64 (BLAS-fast) and are exact while below 2^53;
@@ -109,6 +110,25 @@ class QAveragePoolAttrs:
 
 
 @dataclass(frozen=True)
+class QResizeLinearAttrs:
+    """A linear Resize whose weights change from pixel to pixel (align_corners): per spatial axis, output pixel
+    o reads source pixels i and i + 1 with integer weights den - r and r (hlsgen.ops.resize.interpolation_source
+    of `steps`); acc = the sum over the 2 (1-D) or 4 taps of their weights' product times (x - input_zero_point);
+    y = saturate(rshift_round(acc * multiplier, shift) + zero_point, lo, hi), the multiplier holding 1 / the
+    dens' product."""
+
+    scales: tuple[int, ...]
+    transform: str
+    steps: tuple[tuple[int, int, int], ...]  # per spatial axis: (num, off, den)
+    input_zero_point: int
+    multiplier: int
+    shift: int
+    zero_point: int
+    lo: int
+    hi: int
+
+
+@dataclass(frozen=True)
 class QRequantAttrs:
     """y = saturate(rshift_round((x - input_zero_point) * multiplier, shift) + zero_point, lo, hi)."""
 
@@ -189,6 +209,16 @@ def qaverage_pool(a: QAveragePoolAttrs, x: np.ndarray) -> np.ndarray:
         multiplier[counts == count] = m
         shift[counts == count] = s
     return saturate(rshift_round(sums * multiplier, shift) + a.zero_point, a.lo, a.hi)
+
+
+@kernel("QResizeLinear", QResizeLinearAttrs)
+def qresize_linear(a: QResizeLinearAttrs, x: np.ndarray) -> np.ndarray:
+    acc = np.asarray(x, np.int64) - a.input_zero_point
+    for axis, (steps, scale) in enumerate(zip(a.steps, a.scales)):
+        size = acc.shape[2 + axis]
+        weights = interpolation_matrix(steps, size, size * scale)
+        acc = np.moveaxis(np.tensordot(acc, weights, axes=([2 + axis], [1])), -1, 2 + axis)
+    return saturate(rshift_round(acc * a.multiplier, a.shift) + a.zero_point, a.lo, a.hi)
 
 
 @kernel("QRequant", QRequantAttrs)

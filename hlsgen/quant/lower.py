@@ -15,12 +15,13 @@ from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
 from ..ops.registry import evaluate
+from ..ops.resize import linear_steps
 from ..passes.conv_transpose import decomposition
 from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
 from .channels import bound_channel_scales, channel_reach, clamp_bias
 from .int_ops import (QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QMulAttrs, QRequantAttrs,
-                      Requant)
+                      QResizeLinearAttrs, Requant)
 from .lowering_errors import NoRange, NotLowerable, TooWide, requant_multiplier, user_error
 from .params import TensorQuant, WeightQuant, quantize_weights
 from .thresholds import fit_thresholds
@@ -28,6 +29,7 @@ from .thresholds import fit_thresholds
 MAX_LUT_BITS = 12
 DEGENERATE = 1e-30  # a calibrated magnitude below this is no range at all
 MOVE_WEIGHT_BITS = 2  # a Gather's 0/1 picks (_lower_Gather)
+ACC_LIMIT_BITS = 31  # an interpolation's weighted sum stays a signed 32-bit total (the vector lanes')
 
 
 @dataclass(frozen=True)
@@ -377,12 +379,26 @@ class _Lowering:
     _lower_GlobalMaxPool = _lower_Reshape = _lower_Transpose = _lower_MaxPool
 
     def _lower_Resize(self, node: Node) -> None:
-        if node.attrs.mode == "linear":  # what hlsgen.passes.linear_resize could not rewrite
-            raise NotLowerable(f"a linear Resize with coordinate_transformation_mode {node.attrs.transform!r} "
-                               "interpolates with weights that change from pixel to pixel (no filter of nearest "
-                               "upsampling); the accelerator runs half_pixel, pytorch_half_pixel, "
-                               "half_pixel_symmetric and asymmetric")
+        if node.attrs.mode == "linear":  # what hlsgen.passes.linear_resize could not rewrite (align_corners)
+            self._interpolate(node)
+            return
         self._lower_MaxPool(node)
+
+    def _interpolate(self, node: Node) -> None:
+        """A linear Resize as integer interpolation (QResizeLinearAttrs): weights den - r and r per axis, the
+        sum brought to its own output range by one multiplier that also divides by the dens' product."""
+        a, qx = node.attrs, self._q(node.inputs[0])
+        qy = self.act_quant(node.outputs[0])
+        sizes = self.src.shape(node.inputs[0])[2:]
+        steps = tuple(linear_steps(a.transform, int(n), int(s)) for n, s in zip(sizes, a.scales))
+        total = math.prod(den for _, _, den in steps)
+        if (qx.qmax - qx.qmin) * total >= 1 << ACC_LIMIT_BITS:
+            raise NotLowerable(f"a linear Resize to {'x'.join(str(n * s) for n, s in zip(sizes, a.scales))} pixels "
+                               f"sums weights up to {total:,} per output pixel, beyond a {ACC_LIMIT_BITS}-bit sum")
+        multiplier, shift = requant_multiplier(qx.scale / (total * qy.scale))
+        attrs = QResizeLinearAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, multiplier, shift,
+                                   qy.zero_point, qy.qmin, qy.qmax)
+        self._emit(Node(node.name, "QResizeLinear", node.inputs, node.outputs, attrs), qy)
 
     def _lower_Cast(self, node: Node) -> None:
         raise NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "

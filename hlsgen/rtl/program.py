@@ -38,16 +38,18 @@ from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
-from ..ops.resize import first_row_repeat, resize_edge_pads
+from ..ops.registry import UnsupportedAttribute
+from ..ops.resize import first_row_repeat, interpolation_fields, resize_edge_pads
 from .overlay import Overlay, OverlayFitError, check_fits, overlay
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
                     param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a row of the move table
-OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL = range(8)
+OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP = range(9)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
-VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "MaxPool", "Concat", "Pad",
+VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "QResizeLinear", "MaxPool",
+              "Concat", "Pad",
               "Transpose", "Interleave")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "src_h", "win_kh", "win_kw", "dil_x", "dil_y", "out_width",
@@ -496,6 +498,8 @@ class _Compiler:
             self._pad(layer, x, maps[layer.output])
         elif node.op == "Transpose":
             self._transpose(layer, x, maps[layer.output])
+        elif node.op == "QResizeLinear":
+            self._interpolation(layer, x, maps[layer.output])
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
             out = maps[layer.output]
             up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
@@ -571,6 +575,19 @@ class _Compiler:
                 self.divisors.append(word.pack(mult=m, shift=s))
         f.update(op=OP_WAVG, a_zp=q.input_zero_point, zp=q.zero_point, lo=q.lo, hi=q.hi,
                  div_base=self.node_roms[node.name][0])
+
+    def _interpolation(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
+        """A linear Resize: a window of 2 x 2 taps (1 x 2 on a 1-D map) at each output pixel's source pixel, the
+        interpolation counters' (hlsgen.ops.resize.interpolation_fields), every tap inside the map weighted."""
+        q = layer.node.attrs
+        try:
+            steps = interpolation_fields(q)
+        except UnsupportedAttribute as exc:
+            self.fail(layer.node, str(exc))
+        layer.fields.update(op=OP_LERP, in_h=x.height, in_w=x.width, vw=out.width, pixels=out.pixels, sx=1, sy=1,
+                            row_step=x.width, win_kh=2 if len(q.scales) == 2 else 1, win_kw=2, dil_y=1, dil_x=1,
+                            dil_row=x.width, a_zp=q.input_zero_point, ma=q.multiplier, shift=q.shift,
+                            zp=q.zero_point, lo=q.lo, hi=q.hi, **steps)
 
     def _pad(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
         """A constant Pad of pixels as a 1x1 average pool over the padded map: a tap inside the input counts 1

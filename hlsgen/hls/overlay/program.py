@@ -22,13 +22,13 @@ from ...hw.mapping import written_offset
 from ...hw.placement import map_shape
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
-from ...ops.resize import first_row_repeat, resize_edge_pads
+from ...ops.resize import first_row_repeat, interpolation_fields, resize_edge_pads
 from .roms import BitStream
 from .tokens import DMA_QUEUE, ENGINES, Queues, queues
 
 ARRAY, VECTOR, DMA = 0, 1, 2
 (OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY,
- OP_LOAD, OP_STORE, OP_MUL) = range(13)
+ OP_LOAD, OP_STORE, OP_MUL, OP_LERP) = range(14)
 NO_SLOT = 3  # a copy segment's output coordinate fed by no source coordinate (it is 0)
 
 # The fields of one program row (C++ `struct Row`, every field an int), with what each means.
@@ -48,6 +48,11 @@ ROW_FIELDS = (
     ("ky0", "Resize: the first output row's repeat of its source row (a band may start inside one; negative: "
             "edge rows before the map)"),
     ("kx0", "Resize: the first column's repeat of its source column (negative: edge columns before the map)"),
+    ("ly_num", "interpolation: source rows per output row, times ly_den"), ("ly_den", "its denominator"),
+    ("ly_i0", "the first output row's source row (negative: above the map, clamped)"),
+    ("ly_r0", "its remainder (the second row's weight)"),
+    ("lx_num", "interpolation: source columns per output column, times lx_den"), ("lx_den", "its denominator"),
+    ("lx_i0", "the first output column's source column"), ("lx_r0", "its remainder"),
     ("tr", "array: row tiles"), ("tc", "array: column tiles"), ("ts", "array: spatial tiles"),
     ("pt", "array: pixels per spatial tile"), ("passes", "vector: channel blocks of C lanes"),
     ("acc", "global pool: carry on the totals of the row before (a band of the same channels, earlier rows)"),
@@ -423,6 +428,9 @@ class _Builder:
                 raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
             f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=first_row_repeat(a, _first_row(layer)),
                      kx0=-resize_edge_pads(a)[1])
+        elif node.op == "QResizeLinear":
+            f.update(op=OP_LERP, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift, zp=a.zero_point, lo=a.lo,
+                     hi=a.hi, kh=2 if len(a.scales) == 2 else 1, kw=2, **interpolation_fields(a))
         elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
             if node.op == "QAveragePool":
                 (count, m, s), = a.divisors
