@@ -16,8 +16,11 @@
 //           count_include_pad; never a ceil-mode overhang)
 //   OP_LERP interpolation (a linear Resize, QResizeLinear): a window of 2 x 2 taps (1 x 2 on a 1-D map) at
 //           source pixel (iy, ix), each tap times its weight (den_y - ry or ry) * (den_x - rx or rx), summed;
-//           counters step iy, ry by ly_num / ly_den per output row from (ly_i0, ly_r0), ix, rx likewise per
-//           output column; outside [0, in - 1) a counter reads the map's edge pixel with remainder 0
+//           counters step iy, ry by num_y / den_y per output row from off_y = iy * den_y + ry of the first
+//           (off_y in [-den_y, den_y)), ix, rx likewise per output column; outside [0, in - 1) a counter
+//           reads the map's edge pixel with remainder 0. It takes its steps from the count region's fields
+//           (cnt_y0 = num_y, cnt_y1 = den_y, cnt_x0 = num_x, cnt_x1 = den_x) and its offsets from the window
+//           origin's (y0 = off_y, x0 = off_x): a layer-table row holds one op's
 // Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize). An
 // edge-repeating Resize reads source pixel (clamp((y - pre_y) // up_y), clamp((x - pre_x) // up_x)), clamped
@@ -51,12 +54,13 @@ module hg_vector_engine #(
     parameter DIV_INIT = "",
     parameter integer DIV_AW = (DIV_DEPTH > 1) ? $clog2(DIV_DEPTH) : 1,
     parameter integer LD_AW = (LUT_AW > DIV_AW) ? LUT_AW : DIV_AW,
-    parameter integer LD_W = (DIV_W > D_W) ? DIV_W : D_W
+    parameter integer LD_W = (DIV_W > D_W) ? DIV_W : D_W,
+    parameter integer OP_W = 4      // the op codes (hlsgen.rtl.program's OP_*)
 ) (
     input  wire                  clk,
     input  wire                  rst,
     input  wire                  start,
-    input  wire [3:0]            cfg_op,
+    input  wire [OP_W-1:0]       cfg_op,
     input  wire [ADDR_W-1:0]     cfg_a_base,
     input  wire [ADDR_W-1:0]     cfg_b_base,
     input  wire [2:0]            cfg_a_lg,
@@ -106,15 +110,6 @@ module hg_vector_engine #(
     input  wire signed [DIM_W:0]   cfg_cnt_x0,
     input  wire signed [DIM_W:0]   cfg_cnt_x1,
     input  wire [DIV_AW-1:0]     cfg_div_base,
-    // OP_LERP: source pixels per output pixel (num / den) and the first output pixel's (i0, r0), per axis
-    input  wire [DIM_W:0]        cfg_ly_num,
-    input  wire [DIM_W:0]        cfg_ly_den,
-    input  wire signed [DIM_W:0] cfg_ly_i0,
-    input  wire [DIM_W:0]        cfg_ly_r0,
-    input  wire [DIM_W:0]        cfg_lx_num,
-    input  wire [DIM_W:0]        cfg_lx_den,
-    input  wire signed [DIM_W:0] cfg_lx_i0,
-    input  wire [DIM_W:0]        cfg_lx_r0,
     // activation memory: lane c reads bank c of the a plane and of the b plane
     // table loads (hg_program_loader): ld_en[0] writes a lookup-table entry (into every lane), ld_en[1] a
     // divisor word; tied to zero where the tables are the model's ROMs
@@ -136,8 +131,8 @@ module hg_vector_engine #(
     output wire [PW_W-1:0]       o_pj,
     output wire [C*D_W-1:0]      o_data
 );
-    localparam [3:0] OP_ADD = 4'd0, OP_LUT = 4'd2, OP_GAVG = 4'd3, OP_GMAX = 4'd4, OP_WAVG = 4'd5, OP_WMAX = 4'd6,
-                     OP_MUL = 4'd7, OP_LERP = 4'd8;
+    localparam [OP_W-1:0] OP_ADD = 0, OP_LUT = 2, OP_GAVG = 3, OP_GMAX = 4, OP_WAVG = 5, OP_WMAX = 6, OP_MUL = 7,
+                          OP_LERP = 8;
     // 1: OP_REQ
     localparam integer V_W = 32;
     localparam integer P_W = Z_W + 2;  // a centred operand of a product: an element minus a zero point
@@ -226,12 +221,17 @@ module hg_vector_engine #(
     reg  signed [LI_W-1:0] li_y, li_x;
     reg  [DIM_W:0]         lr_y, lr_x;
     reg  signed [OFF_W-1:0] l_row;
-    wire [DIM_W+1:0] lr_y_next = {1'b0, lr_y} + {1'b0, cfg_ly_num};
-    wire [DIM_W+1:0] lr_x_next = {1'b0, lr_x} + {1'b0, cfg_lx_num};
-    wire y_carry = lr_y_next >= {1'b0, cfg_ly_den};
-    wire x_carry = lr_x_next >= {1'b0, cfg_lx_den};
-    wire [DIM_W+1:0] lr_y_step = y_carry ? lr_y_next - {1'b0, cfg_ly_den} : lr_y_next;
-    wire [DIM_W+1:0] lr_x_step = x_carry ? lr_x_next - {1'b0, cfg_lx_den} : lr_x_next;
+    wire [DIM_W:0] num_y = cfg_cnt_y0, den_y = cfg_cnt_y1, num_x = cfg_cnt_x0, den_x = cfg_cnt_x1;
+    // the first output pixel's source pixel: off = i0 * den + r0, i0 = -1 or 0
+    wire signed [LI_W-1:0] i0_y = cfg_y0[DIM_W] ? -1 : 0, i0_x = cfg_x0[DIM_W] ? -1 : 0;
+    wire [DIM_W:0] r0_y = cfg_y0[DIM_W] ? cfg_y0 + den_y : cfg_y0;
+    wire [DIM_W:0] r0_x = cfg_x0[DIM_W] ? cfg_x0 + den_x : cfg_x0;
+    wire [DIM_W+1:0] lr_y_next = {1'b0, lr_y} + {1'b0, num_y};
+    wire [DIM_W+1:0] lr_x_next = {1'b0, lr_x} + {1'b0, num_x};
+    wire y_carry = lr_y_next >= {1'b0, den_y};
+    wire x_carry = lr_x_next >= {1'b0, den_x};
+    wire [DIM_W+1:0] lr_y_step = y_carry ? lr_y_next - {1'b0, den_y} : lr_y_next;
+    wire [DIM_W+1:0] lr_x_step = x_carry ? lr_x_next - {1'b0, den_x} : lr_x_next;
     wire signed [LI_W-1:0] y_last = $signed({2'b00, cfg_in_h}) - 1;
     wire signed [LI_W-1:0] x_last = $signed({2'b00, cfg_in_w}) - 1;
     wire y_low = li_y < 0, x_low = li_x < 0;
@@ -243,15 +243,15 @@ module hg_vector_engine #(
     wire signed [OFF_W-1:0] in_w_row = $signed({{(OFF_W-DIM_W){1'b0}}, cfg_in_w});
     always @(posedge clk) begin
         if (restart) begin
-            li_y <= {cfg_ly_i0[DIM_W], cfg_ly_i0};
-            li_x <= {cfg_lx_i0[DIM_W], cfg_lx_i0};
-            lr_y <= cfg_ly_r0;
-            lr_x <= cfg_lx_r0;
+            li_y <= i0_y;
+            li_x <= i0_x;
+            lr_y <= r0_y;
+            lr_x <= r0_x;
             l_row <= {OFF_W{1'b0}};  // i0 is -1 or 0: row 0
         end else if (advance) begin
             if (col == cfg_w - 1'b1) begin
-                li_x <= {cfg_lx_i0[DIM_W], cfg_lx_i0};
-                lr_x <= cfg_lx_r0;
+                li_x <= i0_x;
+                lr_x <= r0_x;
                 li_y <= li_y + {{(LI_W-1){1'b0}}, y_carry};
                 lr_y <= lr_y_step[DIM_W:0];
                 if (y_carry && !y_low && !y_high) l_row <= l_row + in_w_row;
@@ -302,8 +302,8 @@ module hg_vector_engine #(
     wire signed [OFF_W-1:0] tap_pix = (lerp ? l_row + org_x : win_pix) + trow + tx;
     // OP_LERP: the tap's weight
     localparam integer LW_W = 2 * DIM_W + 2;
-    wire [DIM_W:0] wt_y = (ky != {DIM_W{1'b0}}) ? wr_y : cfg_ly_den - wr_y;
-    wire [DIM_W:0] wt_x = (kx != {DIM_W{1'b0}}) ? wr_x : cfg_lx_den - wr_x;
+    wire [DIM_W:0] wt_y = (ky != {DIM_W{1'b0}}) ? wr_y : den_y - wr_y;
+    wire [DIM_W:0] wt_x = (kx != {DIM_W{1'b0}}) ? wr_x : den_x - wr_x;
     wire [LW_W-1:0] weight = wt_y * wt_x;
     function automatic in_range(input signed [OFF_W-1:0] v, input signed [OFF_W-1:0] lo, input signed [OFF_W-1:0] hi);
         in_range = v >= lo && v < hi;

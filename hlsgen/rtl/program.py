@@ -581,9 +581,12 @@ class _Compiler:
         interpolation counters' (hlsgen.ops.resize.interpolation_fields), every tap inside the map weighted."""
         q = layer.node.attrs
         try:
-            steps = interpolation_fields(q)
+            f = interpolation_fields(q)
         except UnsupportedAttribute as exc:
             self.fail(layer.node, str(exc))
+        # the counters' steps in the count region's fields, their offsets in the window origin's (hg_vector_engine)
+        steps = {"cnt_y0": f["ly_num"], "cnt_y1": f["ly_den"], "cnt_x0": f["lx_num"], "cnt_x1": f["lx_den"],
+                 "y0": f["ly_i0"] * f["ly_den"] + f["ly_r0"], "x0": f["lx_i0"] * f["lx_den"] + f["lx_r0"]}
         layer.fields.update(op=OP_LERP, in_h=x.height, in_w=x.width, vw=out.width, pixels=out.pixels, sx=1, sy=1,
                             row_step=x.width, win_kh=2 if len(q.scales) == 2 else 1, win_kw=2, dil_y=1, dil_x=1,
                             dil_row=x.width, a_zp=q.input_zero_point, ma=q.multiplier, shift=q.shift,

@@ -79,8 +79,6 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("zp", Z_W), ("lo", Z_W), ("hi", Z_W), ("win_kh", dim), ("win_kw", dim), ("dil_x", dim), ("dil_y", dim),
         ("dil_row", off), ("cnt_y0", dim + 1), ("cnt_y1", dim + 1), ("cnt_x0", dim + 1), ("cnt_x1", dim + 1),
         ("div_base", rom["divisors"]),
-        ("ly_num", dim + 1), ("ly_den", dim + 1), ("ly_i0", dim + 1), ("ly_r0", dim + 1),
-        ("lx_num", dim + 1), ("lx_den", dim + 1), ("lx_i0", dim + 1), ("lx_r0", dim + 1),
         ("out_base", aw), ("out_chan_stride", aw), ("out_width", dim), ("out_sx", w["ST_W"]), ("out_lg", 3), ("out_channels", cnt),
         ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", POOL_W), ("pool_kw", POOL_W), ("pool_h", dim),
         ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw),
