@@ -1,8 +1,9 @@
 """Bilinear upsampling (issue 26, item 5) built with `hlsgen build --verify csim,rtl`: an FPN's top-down path
 as torch exports F.interpolate(mode="bilinear", align_corners=False) (a linear half_pixel Resize), and a 1-D
 net's linear upsampling by 3. Each Resize is a nearest one repeating its edge pixels on the vector unit and a
-depthwise Conv of exact integer weights on the array; the whole model one program, no host node, bit-exact in
-C-sim and RTL at the performance model's cycles."""
+depthwise Conv of exact integer weights on the array; with align_corners=True (weights that change from pixel
+to pixel) the vector unit's interpolation (QResizeLinear). The whole model one program, no host node,
+bit-exact in C-sim and RTL at the performance model's cycles."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -27,14 +28,14 @@ def _upsample(name, x, scales, inits, transform="pytorch_half_pixel"):
                              coordinate_transformation_mode=transform)]
 
 
-def fpn_model():
+def fpn_model(transform="pytorch_half_pixel"):
     """stem 3->16 at 16x16, c3 16->24 at 8x8, c4 24->32 at 4x4; laterals to 16; top-down bilinear x2 + Add;
     a 3x3 head on the 8x8 level."""
     rng, inits = np.random.default_rng(26), []
     k3 = (3, 3)
     nodes = (_conv("stem", "input", 3, 16, k3, 2, rng, inits) + _conv("c3", "stem", 16, 24, k3, 2, rng, inits)
              + _conv("c4", "c3", 24, 32, k3, 2, rng, inits) + _conv("lat3", "c3", 24, 16, (1, 1), 1, rng, inits)
-             + _conv("lat4", "c4", 32, 16, (1, 1), 1, rng, inits) + _upsample("up4", "lat4", (2, 2), inits)
+             + _conv("lat4", "c4", 32, 16, (1, 1), 1, rng, inits) + _upsample("up4", "lat4", (2, 2), inits, transform)
              + [helper.make_node("Add", ["lat3", "up4"], ["p3"], name="merge")]
              + _conv("head", "p3", 16, 8, k3, 1, rng, inits))
     graph = helper.make_graph(nodes, "fpn", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 32, 32])],
@@ -42,10 +43,10 @@ def fpn_model():
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def audio_model():
+def audio_model(transform="half_pixel"):
     """A 1-D conv at 1/3 rate, upsampled by 3 (half_pixel) and refined by a conv at the full rate."""
     rng, inits = np.random.default_rng(27), []
-    nodes = (_conv("down", "input", 4, 16, (5,), 3, rng, inits) + _upsample("up", "down", (3,), inits, "half_pixel")
+    nodes = (_conv("down", "input", 4, 16, (5,), 3, rng, inits) + _upsample("up", "down", (3,), inits, transform)
              + _conv("out", "up", 16, 8, (5,), 1, rng, inits))
     graph = helper.make_graph(nodes, "audio_up", [helper.make_tensor_value_info("input", TensorProto.FLOAT,
                                                                                 [1, 4, 96])],
@@ -56,11 +57,14 @@ def audio_model():
 @pytest.mark.csim
 @pytest.mark.rtl
 @pytest.mark.parametrize("name, model", [("fpn_bilinear_hp", fpn_model),
-                                         pytest.param("audio_linear", audio_model, marks=pytest.mark.slow)])
+                                         ("fpn_align_corners", lambda: fpn_model("align_corners")),
+                                         pytest.param("audio_linear", audio_model, marks=pytest.mark.slow),
+                                         pytest.param("audio_align_corners", lambda: audio_model("align_corners"),
+                                                      marks=pytest.mark.slow)])
 def test_bilinear_upsampling_runs_on_the_accelerator_bit_exact_at_the_model_s_cycles(name, model, tmp_path,
                                                                                       monkeypatch):
     monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))
     report = verified_build(model(), tmp_path, name, "--input-range", "0,1")
     assert (len(report["partition"]["segments"]), report["partition"]["host_nodes"]) == (1, [])
-    resizes = [layer for layer in report["layers"] if layer["op"] == "Resize"]
+    resizes = [layer for layer in report["layers"] if layer["op"] in ("Resize", "QResizeLinear")]
     assert len(resizes) == 1 and resizes[0]["unit"] == "vector_unit"

@@ -5,7 +5,9 @@ QAdd (int_ops.qadd), QMul (qmul; b a map of a's shape or one pixel per channel, 
 global average pool (qaverage_pool) and global max pool, and windowed pools of random geometry (kernel,
 stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
 (multiplier, shift) from a divisor table of random words per window count; and global pools over a map
-given in two runs of rows (`cfg_acc` on the second: the totals carry on), exact against the whole map's."""
+given in two runs of rows (`cfg_acc` on the second: the totals carry on), exact against the whole map's; and
+interpolations (OP_LERP: a linear Resize of any coordinate transformation by 1-3 per axis, 2-D or 1-D) against
+qresize_linear."""
 import random
 
 import numpy as np
@@ -14,15 +16,15 @@ from cocotb.triggers import RisingEdge, Timer
 
 import cocotb
 from bench import build_root, config, pack, rng, run_bench, start, unpack
-from hlsgen.quant.int_ops import (QAddAttrs, QAveragePoolAttrs, QMulAttrs, QRequantAttrs, qadd, qaverage_pool, qmul,
-                                  qrequant)
-from hlsgen.ops.pool import PoolAttrs, max_pool, output_size
-from hlsgen.ops.resize import ResizeAttrs, resize
+from hlsgen.quant.int_ops import (QAddAttrs, QAveragePoolAttrs, QMulAttrs, QRequantAttrs, QResizeLinearAttrs, qadd,
+                                  qaverage_pool, qmul, qrequant, qresize_linear)
+from hlsgen.ops.pool import PoolAttrs, max_pool, output_size, pool_windows
+from hlsgen.ops.resize import LINEAR_TRANSFORMS, ResizeAttrs, linear_steps, resize
 from hlsgen.rtl.words import divisor_word
 from hlsgen.quant.arith import quantize_multiplier
 
 D_W, ADDR_W = 8, 10
-OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL = 0, 1, 3, 4, 5, 6, 7
+OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP = 0, 1, 3, 4, 5, 6, 7, 8
 MAX_WINDOW = 4  # kernels up to 4x4: the divisor table has a word per count 0..16
 DIV_DEPTH = MAX_WINDOW * MAX_WINDOW + 1
 
@@ -42,7 +44,8 @@ def window_attrs(gen, h: int, w: int) -> PoolAttrs:
         a = PoolAttrs(k, (gen.randint(1, 3), gen.randint(1, 3)), pads, d, gen.random() < 0.5, gen.random() < 0.5)
         sizes = [output_size(n, k[i], a.strides[i], d[i], pads[i], pads[2 + i], a.ceil_mode) for i, n in
                  enumerate((h, w))]
-        if min(sizes) >= 1:
+        # every window reaches into the map (a window of padding only has no maximum)
+        if min(sizes) >= 1 and pool_windows(a, np.ones((1, 1, h, w)), 0, 0).sum(axis=(-2, -1)).min() > 0:
             return a
 
 
@@ -70,8 +73,10 @@ def store(x: np.ndarray, base: int, lanes: int) -> dict:
 
 async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     np_rng = np.random.default_rng(gen.randrange(1 << 30))
-    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL])
+    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP])
     channels, h, w = gen.randint(1, 2 * lanes + 1), gen.randint(1, 5), gen.randint(1, 5)
+    one_row = op == OP_LERP and gen.random() < 0.25  # a 1-D map: one row, interpolated along it only
+    h = 1 if one_row else h
     a_signed, b_signed, y_signed = gen.random() < 0.5, gen.random() < 0.5, gen.random() < 0.5
     qlo, qhi = (-128, 127) if y_signed else (0, 255)
     rand = lambda s: np_rng.integers(-128, 128, (1, channels, h, w)) if s else np_rng.integers(0, 256, (1, channels, h, w))  # noqa: E731
@@ -108,6 +113,21 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
         attrs = QRequantAttrs(gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)
         want = qrequant(attrs, resize(ResizeAttrs((up_y, up_x), pads=pads if any(pads) else ()), a))[0]
         cfg.update(cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
+    elif op == OP_LERP:
+        transform = gen.choice(LINEAR_TRANSFORMS)
+        scales = (gen.randint(1, 3),) if one_row else (gen.randint(1, 3), gen.randint(1, 3))
+        steps = tuple(linear_steps(transform, n, f) for n, f in zip((w,) if one_row else (h, w), scales))
+        (num_y, off_y, den_y), (num_x, off_x, den_x) = ((0, 0, 1), *steps) if one_row else steps
+        m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (den_y * den_x))
+        attrs = QResizeLinearAttrs(scales, transform, steps, gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)
+        x = a[:, :, 0] if one_row else a
+        want = qresize_linear(attrs, x)[0].reshape(channels, h * (1 if one_row else scales[0]), -1)
+        out_w = want.shape[2]
+        cfg.update(window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w), cfg_op=op, cfg_w=out_w,
+                   cfg_pixels=want.shape[1] * out_w, cfg_kh=1 if one_row else 2, cfg_kw=2, cfg_cnt_y0=num_y,
+                   cfg_cnt_y1=den_y, cfg_cnt_x0=num_x, cfg_cnt_x1=den_x, cfg_y0=off_y, cfg_x0=off_x,
+                   cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
+        taps = cfg["cfg_kh"] * 2
     elif op == OP_GAVG:
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (h * w))
         attrs = QAveragePoolAttrs(None, gen.randint(-5, 5), ((h * w, m, s),), gen.randint(-3, 3), qlo, qhi)

@@ -94,9 +94,12 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
         maps = [i for i, shape in enumerate(spec.shapes()) if len(shape) == 3]
         at = int(rng.choice(maps))
         scale, shape_code = int(rng.choice([2, 2, 2, 3])), bool(rng.random() < 0.6)
-        # torch's bilinear F.interpolate (half_pixel) where the sizes are constants, else nearest
+        # torch's bilinear F.interpolate where the sizes are constants (align_corners=False: half_pixel, or True),
+        # else nearest
         resize = LayerSpec("resize", {"scale": scale, "shape_code": shape_code,
                                       "mode": "nearest" if shape_code else "linear"})
+        if not shape_code:
+            resize = resize.with_params(transform="align_corners" if rng.random() < 0.4 else "half_pixel")
         layers = _fits(prof, spec, layers[:at] + [resize] + layers[at:]) or layers
     if rng.random() < p and len(layers) >= 2:
         at = int(rng.integers(1, len(layers)))

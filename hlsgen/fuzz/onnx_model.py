@@ -331,13 +331,13 @@ class _Builder:
         return self.node(p["op"], [x], p["op"].lower())
 
     def _resize(self, p: dict, x: str, shape, rng) -> str:
-        """Upsampling by an integer factor, nearest or bilinear (half_pixel: torch's align_corners=False); its sizes
-        constant, or as PyTorch's F.interpolate(scale_factor) exports them: Shape -> Slice(H, W) -> Cast -> Mul ->
-        Cast -> Concat with (N, C)."""
+        """Upsampling by an integer factor, nearest or bilinear (half_pixel or align_corners: torch's
+        align_corners=False or True); its sizes constant, or as PyTorch's F.interpolate(scale_factor) exports them:
+        Shape -> Slice(H, W) -> Cast -> Mul -> Cast -> Concat with (N, C)."""
         s = p["scale"]
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
         if p.get("mode") == "linear":
-            attrs = dict(mode="linear", coordinate_transformation_mode="half_pixel")
+            attrs = dict(mode="linear", coordinate_transformation_mode=p.get("transform", "half_pixel"))
         if not p.get("shape_code"):
             scales = self.const("scales", np.array([1, 1, s, s], np.float32))
             return self.node("Resize", [x, "", scales], "resize", **attrs)

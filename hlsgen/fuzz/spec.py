@@ -17,8 +17,8 @@ ACTIVATIONS = ("none", "relu", "relu6", "clip", "leakyrelu", "prelu", "sigmoid",
 MAP_KINDS = ("conv", "pool", "gpool", "act", "residual", "const", "concat", "pad", "flatten")
 # layers the generator inserts with the exporter-like features (generator._features): a host op between
 # accelerator layers ("host", shape-preserving; InstanceNormalization on maps only), an upsampling ("resize":
-# bilinear, half_pixel, with constant sizes; nearest with sizes computed by exporter shape code), learned ones
-# ("upconv": ConvTranspose;
+# bilinear, half_pixel or align_corners, with constant sizes; nearest with sizes computed by exporter shape
+# code), learned ones ("upconv": ConvTranspose;
 # "shuffle": a Conv then DepthToSpace, ESPCN's PixelShuffle), a YOLOv5 Focus stem ("focus": four stride-2
 # Slices concatenated on channels) and a ShuffleNetV2 unit ("shuffle_unit": chunk in two by a Split or two
 # Slices, a 1x1 Conv on the second half, concatenated, channel shuffle of `groups` groups)
@@ -263,7 +263,8 @@ def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]
         return before[0] * after[0]
     if layer.kind == "shuffle_unit":  # the 1x1 conv of its branch, on half the channels
         return math.prod(before[1:]) * (before[0] // 2) ** 2
-    if layer.kind == "resize" and layer.get("mode") == "linear":  # the depthwise filter of every output pixel
+    if layer.kind == "resize" and layer.get("mode") == "linear" and layer.get("transform") != "align_corners":
+        # the depthwise filter of every output pixel (align_corners: the vector unit's interpolation, no MACs)
         taps = layer["scale"] + 1 - layer["scale"] % 2
         return math.prod(after) * taps * taps
     if layer.kind == "upconv":  # every input pixel times every tap
