@@ -46,7 +46,7 @@ bench: install-test
 
 # differential fuzzing (README, "Fuzzing"): random models, float vs onnxruntime, integer reference = C-sim = RTL
 fuzz: install-test
-	$(BIN)/hlsgen fuzz --seed 4740 --count 40 --rtl-every 10 --jobs 2 --portable --mutants 200
+	$(BIN)/hlsgen fuzz --seed 8250 --count 40 --rtl-every 10 --jobs 2 --portable --mutants 200
 
 fuzz-long: install-test
 	$(BIN)/hlsgen fuzz --profile long --seed 100000 --count 2000 --rtl-every 20 --jobs 2 --timeout 1200 --portable --mutants 5000

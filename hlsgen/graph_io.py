@@ -8,6 +8,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import typing
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +34,8 @@ def _to_json(value: Any) -> Any:
         return value.item()
     if isinstance(value, float) and not np.isfinite(value):
         return {"@float": repr(value)}
+    if isinstance(value, Fraction):  # a Resize's fractional factor
+        return {"@fraction": [value.numerator, value.denominator]}
     return value
 
 
@@ -59,6 +62,8 @@ def _from_json(value: Any, registry: dict[str, type]) -> Any:
     if isinstance(value, dict):
         if "@float" in value:
             return float(value["@float"])
+        if "@fraction" in value:
+            return Fraction(*value["@fraction"])
         if "@type" in value:
             cls = registry[value["@type"]]
             return cls(**{k: _freeze(_from_json(v, registry)) for k, v in value.items() if k != "@type"})

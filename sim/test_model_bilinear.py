@@ -1,8 +1,9 @@
 """Bilinear upsampling (issue 26, item 5) built with `hlsgen build --verify csim,rtl`: an FPN's top-down path
 as torch exports F.interpolate(mode="bilinear", align_corners=False) (a linear half_pixel Resize), and a 1-D
 net's linear upsampling by 3. Each Resize is a nearest one repeating its edge pixels on the vector unit and a
-depthwise Conv of exact integer weights on the array; with align_corners=True (weights that change from pixel
-to pixel) the vector unit's interpolation (QResizeLinear). The whole model one program, no host node,
+depthwise Conv of exact integer weights on the array; with align_corners=True or a fractional factor (a head
+resized to its input's size; weights that change from pixel to pixel) the vector unit's interpolation
+(QResizeLinear). The whole model one program, no host node,
 bit-exact in C-sim and RTL at the performance model's cycles."""
 import numpy as np
 import pytest
@@ -43,6 +44,20 @@ def fpn_model(transform="pytorch_half_pixel"):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
+def head_model(transform):
+    """A segmentation head resized to its input's size by a fractional factor (12 -> 20 rows, 12 -> 28 columns,
+    Resize with sizes), a 3x3 conv after it."""
+    rng, inits = np.random.default_rng(28), []
+    inits.append(numpy_helper.from_array(np.array([1, 8, 20, 28], np.int64), "sizes"))
+    nodes = (_conv("stem", "input", 3, 8, (3, 3), 2, rng, inits)
+             + [helper.make_node("Resize", ["stem", "", "", "sizes"], ["up"], name="up", mode="linear",
+                                 coordinate_transformation_mode=transform)]
+             + _conv("out", "up", 8, 4, (3, 3), 1, rng, inits))
+    graph = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 24, 24])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 20, 28])], inits)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+
+
 def audio_model(transform="half_pixel"):
     """A 1-D conv at 1/3 rate, upsampled by 3 (half_pixel) and refined by a conv at the full rate."""
     rng, inits = np.random.default_rng(27), []
@@ -58,6 +73,9 @@ def audio_model(transform="half_pixel"):
 @pytest.mark.rtl
 @pytest.mark.parametrize("name, model", [("fpn_bilinear_hp", fpn_model),
                                          ("fpn_align_corners", lambda: fpn_model("align_corners")),
+                                         ("head_fractional", lambda: head_model("half_pixel")),
+                                         pytest.param("head_fractional_ac", lambda: head_model("align_corners"),
+                                                      marks=pytest.mark.slow),
                                          pytest.param("audio_linear", audio_model, marks=pytest.mark.slow),
                                          pytest.param("audio_align_corners", lambda: audio_model("align_corners"),
                                                       marks=pytest.mark.slow)])

@@ -333,11 +333,22 @@ class _Builder:
     def _resize(self, p: dict, x: str, shape, rng) -> str:
         """Upsampling by an integer factor, nearest or bilinear (half_pixel or align_corners: torch's
         align_corners=False or True); its sizes constant, or as PyTorch's F.interpolate(scale_factor) exports them:
-        Shape -> Slice(H, W) -> Cast -> Mul -> Cast -> Concat with (N, C)."""
+        Shape -> Slice(H, W) -> Cast -> Mul -> Cast -> Concat with (N, C); or bilinear to a size no multiple of
+        the input's (F.interpolate(size=...): (N, C) from the Shape, (h, w) constant)."""
         s = p["scale"]
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
         if p.get("mode") == "linear":
             attrs = dict(mode="linear", coordinate_transformation_mode=p.get("transform", "half_pixel"))
+        if p.get("fraction"):  # a fractional factor: F.interpolate(size=(h, w)), N and C from the map's Shape when
+            num, den = p["fraction"]  # the batch is dynamic
+            hw = np.array([n * num // den for n in shape[1:]], np.int64)
+            if self.spec.dynamic != "batch":
+                sizes = self.const("sizes", np.array([1, shape[0], *hw], np.int64))
+                return self.node("Resize", [x, "", "", sizes], "resize", **attrs)
+            nc = self.node("Slice", [self.node("Shape", [x], "shape"), self.const("starts", np.array([0], np.int64)),
+                                     self.const("ends", np.array([2], np.int64))], "slice")
+            sizes = self.node("Concat", [nc, self.const("hw", hw)], "concat", axis=0)
+            return self.node("Resize", [x, "", "", sizes], "resize", **attrs)
         if not p.get("shape_code"):
             scales = self.const("scales", np.array([1, 1, s, s], np.float32))
             return self.node("Resize", [x, "", scales], "resize", **attrs)

@@ -120,6 +120,8 @@ def _smaller_layers(layer: LayerSpec) -> Iterator[LayerSpec]:
     elif layer.kind == "resize":
         if p.get("shape_code"):
             yield layer.with_params(shape_code=False)
+        if p.get("fraction"):
+            yield layer.with_params(fraction=None)
         if p["scale"] > 2:
             yield layer.with_params(scale=2)
     elif layer.kind == "pad":

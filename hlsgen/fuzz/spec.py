@@ -187,8 +187,9 @@ def layer_shape(layer: LayerSpec, shape: tuple[int, ...]) -> tuple[int, ...] | N
         return (c * h * w,)
     if kind == "gpool":
         return (c, 1, 1)
-    if kind == "resize":
-        return (c, h * layer["scale"], w * layer["scale"])
+    if kind == "resize":  # by `scale`, or by the fraction p / q (rounded down: a Resize with sizes)
+        p, q = layer.get("fraction") or (layer["scale"], 1)
+        return (c, h * p // q, w * p // q)
     if kind == "pad":
         t, l, b, r = layer["pads"]
         return (c, h + t + b, w + l + r)
@@ -263,8 +264,10 @@ def layer_macs(layer: LayerSpec, before: tuple[int, ...], after: tuple[int, ...]
         return before[0] * after[0]
     if layer.kind == "shuffle_unit":  # the 1x1 conv of its branch, on half the channels
         return math.prod(before[1:]) * (before[0] // 2) ** 2
-    if layer.kind == "resize" and layer.get("mode") == "linear" and layer.get("transform") != "align_corners":
-        # the depthwise filter of every output pixel (align_corners: the vector unit's interpolation, no MACs)
+    if (layer.kind == "resize" and layer.get("mode") == "linear" and layer.get("transform") != "align_corners"
+            and not layer.get("fraction")):
+        # the depthwise filter of every output pixel (align_corners, a fractional factor: the vector unit's
+        # interpolation, no MACs)
         taps = layer["scale"] + 1 - layer["scale"] % 2
         return math.prod(after) * taps * taps
     if layer.kind == "upconv":  # every input pixel times every tap

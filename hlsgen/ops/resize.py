@@ -1,17 +1,21 @@
-"""Resize and Upsample by integer factors: nearest neighbour, every pixel repeated s_h x s_w times
-(autoencoders, U-Nets, YOLO necks), and linear (FPNs, segmentation heads: torch's bilinear upsampling).
+"""Resize and Upsample: nearest neighbour by integer factors, every pixel repeated s_h x s_w times
+(autoencoders, U-Nets, YOLO necks), and linear (FPNs, segmentation heads: torch's bilinear upsampling) by
+integer or fractional factors (a head resized to the input's size: 65 -> 513).
 
 ONNX picks source pixel `nearest_mode(transform(x))` for output pixel x. For an integer upscale most
 combinations of coordinate_transformation_mode and nearest_mode pick floor(x / s), plain repetition; the
 importer checks that the node's combination does so on every output pixel and refuses it otherwise, as it
-refuses cubic, downscaling and fractional factors. A linear Resize keeps its coordinate transformation
-(hlsgen.passes.linear_resize turns it into a nearest one and a depthwise Conv); a nearest Resize may also
-repeat its edge pixels `pads` times (an edge Pad after the upsampling, as that pass's Conv reads it).
+refuses cubic, downscaling and fractional nearest factors. A linear Resize keeps its coordinate
+transformation and its factors as exact fractions out / in (hlsgen.passes.linear_resize turns one by integer
+factors into a nearest one and a depthwise Conv; the others interpolate: hlsgen.quant.int_ops.QResizeLinear);
+a nearest Resize may also repeat its edge pixels `pads` times (an edge Pad after the upsampling, as that
+pass's Conv reads it).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -21,7 +25,7 @@ from .registry import UnsupportedAttribute, kernel, onnx_importer
 
 @dataclass(frozen=True)
 class ResizeAttrs:
-    scales: tuple[int, ...]  # one integer factor per spatial axis (the axes after N and C)
+    scales: tuple[int | Fraction, ...]  # one factor per spatial axis (the axes after N and C): out / in, exact
     mode: str = "nearest"  # or "linear"
     transform: str = "asymmetric"  # linear: ONNX's coordinate_transformation_mode
     pads: tuple[int, ...] = ()  # nearest: edge pixels repeated before, then after, every spatial axis (none: ())
@@ -67,7 +71,7 @@ def first_row_repeat(a: ResizeAttrs, first_row: int) -> int:
 def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
     """[out, size]: the weight of input pixel j in output pixel o along one axis (ONNX's linear mode: the
     source coordinate clamped to [0, size - 1], between its floor and the next pixel)."""
-    out = size * scale
+    out = int(size * scale)
     orig = np.clip(_source_coordinate(transform, size, out, float(scale)), 0, size - 1)
     low = np.floor(orig).astype(np.int64)
     frac = orig - low
@@ -77,18 +81,19 @@ def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
     return weights
 
 
-def linear_steps(transform: str, size: int, scale: int) -> tuple[int, int, int]:
-    """(num, off, den): output pixel o of a linear Resize of `size` pixels by `scale` interpolates at source
-    coordinate (o * num + off) / den, exactly (before ONNX's clamp to the map)."""
-    out = size * scale
+def linear_steps(transform: str, size: int, scale: int | Fraction) -> tuple[int, int, int]:
+    """(num, off, den): output pixel o of a linear Resize of `size` pixels by `scale` = p / q (out / in)
+    interpolates at source coordinate (o * num + off) / den, exactly (before ONNX's clamp to the map)."""
+    out = int(size * scale)
+    p, q = Fraction(scale).numerator, Fraction(scale).denominator
     if transform == "align_corners":
         return (size - 1, 0, out - 1) if out > 1 else (0, 0, 1)
     if transform == "asymmetric":
-        return 1, 0, scale
+        return q, 0, p
     if transform == "pytorch_half_pixel" and out == 1:
         return 0, 0, 1
     if transform in ("half_pixel", "pytorch_half_pixel", "half_pixel_symmetric"):  # symmetric = half_pixel here
-        return 2, 1 - scale, 2 * scale
+        return 2 * q, q - p, 2 * p
     raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} is not supported")
 
 
@@ -111,7 +116,7 @@ def interpolation_fields(a) -> dict[str, int]:
     steps = a.steps if len(a.steps) == 2 else ((0, 0, 1), *a.steps)
     fields = {}
     for axis, (num, off, den) in zip("yx", steps):
-        if num > den or off >= den:
+        if num > den or not -den <= off < den:
             raise UnsupportedAttribute(f"an interpolation that steps {num}/{den} source pixels per output pixel "
                                        "(only upsampling runs on the accelerator)")
         i0, r0 = divmod(off, den)
@@ -197,12 +202,13 @@ def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -
     factors = []
     for axis in range(2, len(shape)):
         factor = out[axis] // shape[axis]
+        if mode == "linear" and out[axis] >= shape[axis]:
+            factors.append(_linear_factor(transform, shape[axis], out[axis], float(scales[axis]), axis - 2))
+            continue
         if out[axis] != factor * shape[axis] or factor < 1:
             raise UnsupportedAttribute(f"output size {out[axis]} of spatial axis {axis - 2} is not an integer "
-                                       f"multiple of the input's {shape[axis]} (only integer upscaling is supported)")
-        if mode == "linear":
-            factors.append(factor)
-            continue
+                                       f"multiple of the input's {shape[axis]} (only upscaling is supported, by "
+                                       "integer factors for nearest)")
         picked = _nearest_source(transform, nearest, shape[axis], out[axis], float(scales[axis]))
         if not np.array_equal(picked, np.arange(out[axis]) // factor):
             raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} with nearest_mode {nearest!r} "
@@ -211,6 +217,16 @@ def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -
         factors.append(factor)
     attrs = ResizeAttrs(tuple(factors), "linear", transform) if mode == "linear" else ResizeAttrs(tuple(factors))
     return [Node(ctx.node_name(node), "Resize", (node.input[0],), (node.output[0],), attrs)]
+
+
+def _linear_factor(transform: str, size: int, out: int, scale: float, axis: int) -> int | Fraction:
+    """out / size, an int when it is one: the scale ONNX's coordinate transformation then uses, unless the
+    node's scales differ from it (floor(size * scale) = out for a scale that is not out / size)."""
+    factor = Fraction(out, size)
+    if transform != "align_corners" and abs(scale - float(factor)) > 1e-6 * float(factor):
+        raise UnsupportedAttribute(f"scale {scale:g} of spatial axis {axis} is not its output size over its input "
+                                   f"size ({out} / {size}): the interpolation would not be exact")
+    return int(factor) if factor.denominator == 1 else factor
 
 
 def _nearest_source(transform: str, nearest: str, size: int, out: int, scale: float) -> np.ndarray:

@@ -48,6 +48,8 @@ def linear_resize_as_conv(graph: Graph) -> bool:
     for node in [n for n in graph.nodes.values() if n.op == "Resize" and n.attrs.mode == "linear"]:
         a: ResizeAttrs = node.attrs
         shape = graph.shape(node.inputs[0])
+        if any(int(s) != s for s in a.scales):  # a fractional factor: the vector unit interpolates
+            continue
         axes = [axis_filter(a.transform, size, s) for size, s in zip(shape[2:], a.scales)]
         if any(f is None for f in axes) or len(shape) not in (3, 4):
             continue

@@ -7,6 +7,7 @@ unchanged on integer tensors; the ops here are the ones whose arithmetic changes
 from __future__ import annotations
 
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -117,7 +118,7 @@ class QResizeLinearAttrs:
     y = saturate(rshift_round(acc * multiplier, shift) + zero_point, lo, hi), the multiplier holding 1 / the
     dens' product."""
 
-    scales: tuple[int, ...]
+    scales: tuple[int | Fraction, ...]  # out / in per spatial axis
     transform: str
     steps: tuple[tuple[int, int, int], ...]  # per spatial axis: (num, off, den)
     input_zero_point: int
@@ -216,7 +217,7 @@ def qresize_linear(a: QResizeLinearAttrs, x: np.ndarray) -> np.ndarray:
     acc = np.asarray(x, np.int64) - a.input_zero_point
     for axis, (steps, scale) in enumerate(zip(a.steps, a.scales)):
         size = acc.shape[2 + axis]
-        weights = interpolation_matrix(steps, size, size * scale)
+        weights = interpolation_matrix(steps, size, int(size * scale))
         acc = np.moveaxis(np.tensordot(acc, weights, axes=([2 + axis], [1])), -1, 2 + axis)
     return saturate(rshift_round(acc * a.multiplier, a.shift) + a.zero_point, a.lo, a.hi)
 

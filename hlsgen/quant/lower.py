@@ -14,8 +14,8 @@ from ..ir import Graph, Node, TensorInfo
 from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
-from ..ops.registry import evaluate
-from ..ops.resize import linear_steps
+from ..ops.registry import UnsupportedAttribute, evaluate
+from ..ops.resize import interpolation_fields, linear_steps
 from ..passes.conv_transpose import decomposition
 from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
@@ -390,14 +390,18 @@ class _Lowering:
         a, qx = node.attrs, self._q(node.inputs[0])
         qy = self.act_quant(node.outputs[0])
         sizes = self.src.shape(node.inputs[0])[2:]
-        steps = tuple(linear_steps(a.transform, int(n), int(s)) for n, s in zip(sizes, a.scales))
+        steps = tuple(linear_steps(a.transform, int(n), s) for n, s in zip(sizes, a.scales))
         total = math.prod(den for _, _, den in steps)
         if (qx.qmax - qx.qmin) * total >= 1 << ACC_LIMIT_BITS:
-            raise NotLowerable(f"a linear Resize to {'x'.join(str(n * s) for n, s in zip(sizes, a.scales))} pixels "
+            raise NotLowerable(f"a linear Resize to {'x'.join(str(int(n * s)) for n, s in zip(sizes, a.scales))} pixels "
                                f"sums weights up to {total:,} per output pixel, beyond a {ACC_LIMIT_BITS}-bit sum")
         multiplier, shift = requant_multiplier(qx.scale / (total * qy.scale))
         attrs = QResizeLinearAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, multiplier, shift,
                                    qy.zero_point, qy.qmin, qy.qmax)
+        try:
+            interpolation_fields(attrs)  # the vector unit's counters step forward, from before the first pixel
+        except UnsupportedAttribute as exc:
+            raise NotLowerable(str(exc)) from None
         self._emit(Node(node.name, "QResizeLinear", node.inputs, node.outputs, attrs), qy)
 
     def _lower_Cast(self, node: Node) -> None:

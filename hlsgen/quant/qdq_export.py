@@ -150,9 +150,14 @@ class _Exporter:
     def _op_Resize(self, node: Node, out: str) -> None:
         """Nearest upsampling (pixel repetition), then the edge pixels a Resize also repeats as an edge Pad."""
         a = node.attrs
-        scales = self.const(f"{node.name}__scales", np.asarray((1, 1, *a.scales), np.float32))
         target = f"{node.outputs[0]}__upsampled" if a.pads else out
-        self.add("Resize", [node.inputs[0], "", scales], target, node.name, mode=a.mode,
+        if all(int(s) == s for s in a.scales):
+            resized = ["", self.const(f"{node.name}__scales", np.asarray((1, 1, *a.scales), np.float32))]
+        else:  # a fractional factor: the output sizes say it exactly
+            shape = self.graph.shape(node.inputs[0])
+            sizes = (*shape[:2], *(int(n * s) for n, s in zip(shape[2:], a.scales)))
+            resized = ["", "", self.const(f"{node.name}__sizes", np.asarray(sizes, np.int64))]
+        self.add("Resize", [node.inputs[0], *resized], target, node.name, mode=a.mode,
                  coordinate_transformation_mode=a.transform, nearest_mode="floor")
         if a.pads:
             n = len(a.scales)

@@ -92,6 +92,21 @@ def test_linear_resize(opset, transform, factors):
     assert assert_close_to_ort(model).shape("y") == (1, 2, 3 * factors[0], 4 * factors[1])
 
 
+@pytest.mark.parametrize("transform", ["half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners",
+                                       "half_pixel_symmetric"])
+@pytest.mark.parametrize("shape, sizes", [([1, 2, 5, 7], [1, 2, 8, 12]), ([1, 2, 12], [1, 2, 32]),
+                                          ([1, 2, 3, 4], [1, 2, 3, 10])], ids=str)
+def test_linear_resize_by_fractional_factors(transform, shape, sizes):
+    model = _model("Resize", ["", "", "s"], {"s": _sizes(*sizes)}, 18, shape=shape, mode="linear",
+                   coordinate_transformation_mode=transform)
+    assert assert_close_to_ort(model).shape("y") == tuple(sizes)
+
+
+def test_linear_resize_by_a_fractional_scale_that_is_its_sizes_ratio():
+    model = _model("Resize", ["", "s"], {"s": _scales(1, 1, 1.5, 2.5)}, 13, shape=[1, 2, 4, 6], mode="linear")
+    assert assert_close_to_ort(model).shape("y") == (1, 2, 6, 15)
+
+
 def test_linear_resize_1d_and_upsample_9():
     model = _model("Resize", ["", "s"], {"s": _scales(1, 1, 3)}, 13, shape=[1, 3, 5], mode="linear")
     assert assert_close_to_ort(model).shape("y") == (1, 3, 15)
@@ -104,6 +119,8 @@ def test_linear_resize_1d_and_upsample_9():
     (["", "s"], {"s": _scales(1, 1, 2, 2)}, {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"},
      "'tf_crop_and_resize' of a linear Resize is not supported"),
     (["", "s"], {"s": _scales(1, 1, 1.5, 2)}, {}, "not an integer multiple"),
+    (["", "s"], {"s": _scales(1, 1, 1.7, 2)}, {"mode": "linear"}, "is not its output size over its input size"),
+    (["", "s"], {"s": _scales(1, 1, 0.5, 1)}, {"mode": "linear"}, "only upscaling"),
     (["", "s"], {"s": _scales(1, 1, 0.5, 0.5)}, {}, "not an integer multiple"),
     (["", "s"], {"s": _scales(1, 2, 2, 2)}, {}, "only the spatial axes"),
     (["", "s"], {"s": _scales(1, 1, 3, 3)}, {"coordinate_transformation_mode": "align_corners"}, "does not repeat"),

@@ -1,6 +1,8 @@
-"""A linear Resize whose weights change from pixel to pixel (align_corners) lowers to QResizeLinear: integer
+"""A linear Resize whose weights change from pixel to pixel (align_corners, fractional factors) lowers to QResizeLinear: integer
 weights den - r and r from exact counters (hlsgen.ops.resize.interpolation_source), one multiplier for the
 dens' product and the scales; its integer result follows the float interpolation within a step."""
+from fractions import Fraction
+
 import numpy as np
 import pytest
 from onnx import helper
@@ -13,10 +15,11 @@ from tests.hw.models import _quantize
 
 
 @pytest.mark.parametrize("transform", LINEAR_TRANSFORMS)
-@pytest.mark.parametrize("size, scale", [(1, 3), (2, 2), (5, 3), (16, 2), (7, 1)])
+@pytest.mark.parametrize("size, scale", [(1, 3), (2, 2), (5, 3), (16, 2), (7, 1), (5, Fraction(8, 5)),
+                                         (12, Fraction(8, 3)), (65, Fraction(513, 65))])
 def test_the_counters_weights_are_onnx_s_linear_weights_exactly(transform, size, scale):
     steps = linear_steps(transform, size, scale)
-    exact = interpolation_matrix(steps, size, size * scale) / steps[2]
+    exact = interpolation_matrix(steps, size, int(size * scale)) / steps[2]
     assert np.allclose(exact, linear_weights(transform, size, scale), rtol=0, atol=1e-12)  # the float's rounding
 
 
