@@ -14,13 +14,14 @@
 //           (multiplier, shift) come from the divisor table at div_base + the window's count, which counts
 //           the taps inside [cnt_y0, cnt_y1) x [cnt_x0, cnt_x1) (the map, with its explicit padding under
 //           count_include_pad; never a ceil-mode overhang)
-//   OP_LERP interpolation (a linear Resize, QResizeLinear): a window of 2 x 2 taps (1 x 2 on a 1-D map) at
+//   OP_LERP interpolation (a linear Resize, QResample): a window of 2 x 2 taps (1 x 2 on a 1-D map) at
 //           source pixel (iy, ix), each tap times its weight (den_y - ry or ry) * (den_x - rx or rx), summed;
 //           counters step iy, ry by num_y / den_y per output row from off_y = iy * den_y + ry of the first
 //           (off_y in [-den_y, den_y)), ix, rx likewise per output column; outside [0, in - 1) a counter
 //           reads the map's edge pixel with remainder 0. It takes its steps from the count region's fields
 //           (cnt_y0 = num_y, cnt_y1 = den_y, cnt_x0 = num_x, cnt_x1 = den_x) and its offsets from the window
 //           origin's (y0 = off_y, x0 = off_x): a layer-table row holds one op's
+//   OP_PICK a nearest Resize by a fraction: OP_LERP's counters, a window of one tap at (iy, ix), weight 1
 // Every op reads output pixel (y, x) from source pixel (y // up_y, x // up_x) of a map src_w wide (factors
 // 1 and src_w = w: the same pixel); with OP_REQ as the identity that is nearest upsampling (Resize). An
 // edge-repeating Resize reads source pixel (clamp((y - pre_y) // up_y), clamp((x - pre_x) // up_x)), clamped
@@ -132,7 +133,7 @@ module hg_vector_engine #(
     output wire [C*D_W-1:0]      o_data
 );
     localparam [OP_W-1:0] OP_ADD = 0, OP_LUT = 2, OP_GAVG = 3, OP_GMAX = 4, OP_WAVG = 5, OP_WMAX = 6, OP_MUL = 7,
-                          OP_LERP = 8;
+                          OP_LERP = 8, OP_PICK = 9;
     // 1: OP_REQ
     localparam integer V_W = 32;
     localparam integer P_W = Z_W + 2;  // a centred operand of a product: an element minus a zero point
@@ -140,7 +141,8 @@ module hg_vector_engine #(
     localparam [31:0] C32 = C;
 
     wire global_pool = cfg_op == OP_GAVG || cfg_op == OP_GMAX;
-    wire lerp = cfg_op == OP_LERP;
+    wire pick = cfg_op == OP_PICK;
+    wire lerp = cfg_op == OP_LERP || pick;  // the interpolation counters' window
     wire window = cfg_op == OP_WAVG || cfg_op == OP_WMAX || lerp;
     wire sum_op = cfg_op == OP_GAVG || cfg_op == OP_WAVG;
     wire max_op = cfg_op == OP_GMAX || cfg_op == OP_WMAX;
@@ -304,7 +306,7 @@ module hg_vector_engine #(
     localparam integer LW_W = 2 * DIM_W + 2;
     wire [DIM_W:0] wt_y = (ky != {DIM_W{1'b0}}) ? wr_y : den_y - wr_y;
     wire [DIM_W:0] wt_x = (kx != {DIM_W{1'b0}}) ? wr_x : den_x - wr_x;
-    wire [LW_W-1:0] weight = wt_y * wt_x;
+    wire [LW_W-1:0] weight = pick ? {{(LW_W-1){1'b0}}, 1'b1} : wt_y * wt_x;
     function automatic in_range(input signed [OFF_W-1:0] v, input signed [OFF_W-1:0] lo, input signed [OFF_W-1:0] hi);
         in_range = v >= lo && v < hi;
     endfunction

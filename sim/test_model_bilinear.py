@@ -3,7 +3,8 @@ as torch exports F.interpolate(mode="bilinear", align_corners=False) (a linear h
 net's linear upsampling by 3. Each Resize is a nearest one repeating its edge pixels on the vector unit and a
 depthwise Conv of exact integer weights on the array; with align_corners=True or a fractional factor (a head
 resized to its input's size; weights that change from pixel to pixel) the vector unit's interpolation
-(QResizeLinear). The whole model one program, no host node,
+(QResample); so does a nearest Resize by a fraction (each output pixel's source pixel from the same
+counters). The whole model one program, no host node,
 bit-exact in C-sim and RTL at the performance model's cycles."""
 import numpy as np
 import pytest
@@ -44,14 +45,14 @@ def fpn_model(transform="pytorch_half_pixel"):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def head_model(transform):
+def head_model(transform, mode="linear", nearest="round_prefer_floor"):
     """A segmentation head resized to its input's size by a fractional factor (12 -> 20 rows, 12 -> 28 columns,
     Resize with sizes), a 3x3 conv after it."""
     rng, inits = np.random.default_rng(28), []
     inits.append(numpy_helper.from_array(np.array([1, 8, 20, 28], np.int64), "sizes"))
     nodes = (_conv("stem", "input", 3, 8, (3, 3), 2, rng, inits)
-             + [helper.make_node("Resize", ["stem", "", "", "sizes"], ["up"], name="up", mode="linear",
-                                 coordinate_transformation_mode=transform)]
+             + [helper.make_node("Resize", ["stem", "", "", "sizes"], ["up"], name="up", mode=mode,
+                                 coordinate_transformation_mode=transform, nearest_mode=nearest)]
              + _conv("out", "up", 8, 4, (3, 3), 1, rng, inits))
     graph = helper.make_graph(nodes, "head", [helper.make_tensor_value_info("input", TensorProto.FLOAT, [1, 3, 24, 24])],
                               [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 4, 20, 28])], inits)
@@ -76,6 +77,11 @@ def audio_model(transform="half_pixel"):
                                          ("head_fractional", lambda: head_model("half_pixel")),
                                          pytest.param("head_fractional_ac", lambda: head_model("align_corners"),
                                                       marks=pytest.mark.slow),
+                                         ("head_nearest_fractional", lambda: head_model("asymmetric", "nearest",
+                                                                                        "floor")),
+                                         pytest.param("head_nearest_half_pixel",
+                                                      lambda: head_model("half_pixel", "nearest"),
+                                                      marks=pytest.mark.slow),
                                          pytest.param("audio_linear", audio_model, marks=pytest.mark.slow),
                                          pytest.param("audio_align_corners", lambda: audio_model("align_corners"),
                                                       marks=pytest.mark.slow)])
@@ -84,5 +90,5 @@ def test_bilinear_upsampling_runs_on_the_accelerator_bit_exact_at_the_model_s_cy
     monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))
     report = verified_build(model(), tmp_path, name, "--input-range", "0,1")
     assert (len(report["partition"]["segments"]), report["partition"]["host_nodes"]) == (1, [])
-    resizes = [layer for layer in report["layers"] if layer["op"] in ("Resize", "QResizeLinear")]
+    resizes = [layer for layer in report["layers"] if layer["op"] in ("Resize", "QResample")]
     assert len(resizes) == 1 and resizes[0]["unit"] == "vector_unit"

@@ -6,9 +6,11 @@ global average pool (qaverage_pool) and global max pool, and windowed pools of r
 stride, padding, dilation, ceil mode, count_include_pad) against qaverage_pool and max_pool, the average's
 (multiplier, shift) from a divisor table of random words per window count; and global pools over a map
 given in two runs of rows (`cfg_acc` on the second: the totals carry on), exact against the whole map's; and
-interpolations (OP_LERP: a linear Resize of any coordinate transformation by 1-3 per axis, 2-D or 1-D) against
-qresize_linear."""
+interpolations (OP_LERP: a linear Resize of any coordinate transformation by integer or fractional factors
+1-3 per axis, 2-D or 1-D) and picks (OP_PICK: a nearest Resize by such factors, every nearest_mode) against
+qresample."""
 import random
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -16,15 +18,15 @@ from cocotb.triggers import RisingEdge, Timer
 
 import cocotb
 from bench import build_root, config, pack, rng, run_bench, start, unpack
-from hlsgen.quant.int_ops import (QAddAttrs, QAveragePoolAttrs, QMulAttrs, QRequantAttrs, QResizeLinearAttrs, qadd,
-                                  qaverage_pool, qmul, qrequant, qresize_linear)
+from hlsgen.quant.int_ops import (QAddAttrs, QAveragePoolAttrs, QMulAttrs, QRequantAttrs, QResampleAttrs, qadd,
+                                  qaverage_pool, qmul, qrequant, qresample)
 from hlsgen.ops.pool import PoolAttrs, max_pool, output_size, pool_windows
-from hlsgen.ops.resize import LINEAR_TRANSFORMS, ResizeAttrs, linear_steps, resize
+from hlsgen.ops.resize import LINEAR_TRANSFORMS, ResizeAttrs, linear_steps, nearest_steps, resize
 from hlsgen.rtl.words import divisor_word
 from hlsgen.quant.arith import quantize_multiplier
 
 D_W, ADDR_W = 8, 10
-OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP = 0, 1, 3, 4, 5, 6, 7, 8
+OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP, OP_PICK = 0, 1, 3, 4, 5, 6, 7, 8, 9
 MAX_WINDOW = 4  # kernels up to 4x4: the divisor table has a word per count 0..16
 DIV_DEPTH = MAX_WINDOW * MAX_WINDOW + 1
 
@@ -73,9 +75,9 @@ def store(x: np.ndarray, base: int, lanes: int) -> dict:
 
 async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
     np_rng = np.random.default_rng(gen.randrange(1 << 30))
-    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP])
+    op = gen.choice([OP_ADD, OP_REQ, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP, OP_PICK])
     channels, h, w = gen.randint(1, 2 * lanes + 1), gen.randint(1, 5), gen.randint(1, 5)
-    one_row = op == OP_LERP and gen.random() < 0.25  # a 1-D map: one row, interpolated along it only
+    one_row = op in (OP_LERP, OP_PICK) and gen.random() < 0.25  # a 1-D map: one row, resampled along it only
     h = 1 if one_row else h
     a_signed, b_signed, y_signed = gen.random() < 0.5, gen.random() < 0.5, gen.random() < 0.5
     qlo, qhi = (-128, 127) if y_signed else (0, 255)
@@ -113,21 +115,28 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
         attrs = QRequantAttrs(gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)
         want = qrequant(attrs, resize(ResizeAttrs((up_y, up_x), pads=pads if any(pads) else ()), a))[0]
         cfg.update(cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
-    elif op == OP_LERP:
+    elif op in (OP_LERP, OP_PICK):
         transform = gen.choice(LINEAR_TRANSFORMS)
-        scales = (gen.randint(1, 3),) if one_row else (gen.randint(1, 3), gen.randint(1, 3))
-        steps = tuple(linear_steps(transform, n, f) for n, f in zip((w,) if one_row else (h, w), scales))
+        sizes = (w,) if one_row else (h, w)
+        scales = tuple(Fraction(n + gen.randint(0, 2 * n), n) for n in sizes)  # integer factors or fractions
+        if op == OP_PICK:
+            nearest = gen.choice(["floor", "ceil", "round_prefer_floor", "round_prefer_ceil"])
+            steps = tuple(nearest_steps(transform, nearest, n, f) for n, f in zip(sizes, scales))
+        else:
+            steps = tuple(linear_steps(transform, n, f) for n, f in zip(sizes, scales))
         (num_y, off_y, den_y), (num_x, off_x, den_x) = ((0, 0, 1), *steps) if one_row else steps
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (den_y * den_x))
-        attrs = QResizeLinearAttrs(scales, transform, steps, gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi)
+        attrs = QResampleAttrs(scales, transform, steps, gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi,
+                               op == OP_PICK)
         x = a[:, :, 0] if one_row else a
-        want = qresize_linear(attrs, x)[0].reshape(channels, h * (1 if one_row else scales[0]), -1)
+        want = qresample(attrs, x)[0].reshape(channels, h if one_row else int(h * scales[0]), -1)
         out_w = want.shape[2]
         cfg.update(window_fields(PoolAttrs((1, 1), (1, 1), (0,) * 4, (1, 1)), h, w), cfg_op=op, cfg_w=out_w,
-                   cfg_pixels=want.shape[1] * out_w, cfg_kh=1 if one_row else 2, cfg_kw=2, cfg_cnt_y0=num_y,
+                   cfg_pixels=want.shape[1] * out_w, cfg_kh=1 if one_row or op == OP_PICK else 2,
+                   cfg_kw=1 if op == OP_PICK else 2, cfg_cnt_y0=num_y,
                    cfg_cnt_y1=den_y, cfg_cnt_x0=num_x, cfg_cnt_x1=den_x, cfg_y0=off_y, cfg_x0=off_x,
                    cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
-        taps = cfg["cfg_kh"] * 2
+        taps = cfg["cfg_kh"] * cfg["cfg_kw"]
     elif op == OP_GAVG:
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (h * w))
         attrs = QAveragePoolAttrs(None, gen.randint(-5, 5), ((h * w, m, s),), gen.randint(-3, 3), qlo, qhi)

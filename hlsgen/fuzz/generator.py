@@ -100,8 +100,9 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
                                       "mode": "nearest" if shape_code else "linear"})
         if not shape_code:
             resize = resize.with_params(transform="align_corners" if rng.random() < 0.4 else "half_pixel")
-            if rng.random() < 0.3:  # resized to a size that is no multiple of its input's (a head to the input size)
-                resize = resize.with_params(fraction=[int(v) for v in rng.choice([(3, 2), (5, 3), (5, 2)])])
+            if rng.random() < 0.3:  # resized to a size that is no multiple of its input's (a head to the input size),
+                resize = resize.with_params(fraction=[int(v) for v in rng.choice([(3, 2), (5, 3), (5, 2)])],
+                                            mode="nearest" if rng.random() < 0.3 else "linear")  # nearest or not
         layers = _fits(prof, spec, layers[:at] + [resize] + layers[at:]) or layers
     if rng.random() < p and len(layers) >= 2:
         at = int(rng.integers(1, len(layers)))

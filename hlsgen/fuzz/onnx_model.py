@@ -339,6 +339,8 @@ class _Builder:
         attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
         if p.get("mode") == "linear":
             attrs = dict(mode="linear", coordinate_transformation_mode=p.get("transform", "half_pixel"))
+        elif p.get("fraction"):  # nearest to a size no multiple of the input's: torch's F.interpolate(size=...)
+            attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor")
         if p.get("fraction"):  # a fractional factor: F.interpolate(size=(h, w)), N and C from the map's Shape when
             num, den = p["fraction"]  # the batch is dynamic
             hw = np.array([n * num // den for n in shape[1:]], np.int64)

@@ -491,10 +491,11 @@ class _Layer:
         elif op == "Resize":  # a pass over the output pixels, each read from its source pixel
             unit, kind, tiles, cycles, extra = self._vector("resize", self._batch_pixels(self.ys))
             macs, wbytes = 0, 0
-        elif op == "QResizeLinear":  # a window tap per cycle: the 2 x 2 (1-D: 2) source pixels of an output pixel
-            self._check_rank()
+        elif op == "QResample":  # a window tap per cycle: the 2 x 2 (1-D: 2) source pixels of an output pixel, or
+            self._check_rank()  # the one it picks
             unit, kind, tiles, _, extra = self._vector("interpolate", self._batch_pixels(self.ys))
-            cycles = cyc.window_pool_cycles(tiles.passes, tiles.positions, 2 ** len(self.node.attrs.scales))
+            taps = 1 if self.node.attrs.pick else 2 ** len(self.node.attrs.scales)
+            cycles = cyc.window_pool_cycles(tiles.passes, tiles.positions, taps)
             macs, wbytes = 0, 0
         elif op in COPIES:
             count = int(np.prod(self.ys))

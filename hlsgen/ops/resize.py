@@ -7,7 +7,7 @@ combinations of coordinate_transformation_mode and nearest_mode pick floor(x / s
 importer checks that the node's combination does so on every output pixel and refuses it otherwise, as it
 refuses cubic, downscaling and fractional nearest factors. A linear Resize keeps its coordinate
 transformation and its factors as exact fractions out / in (hlsgen.passes.linear_resize turns one by integer
-factors into a nearest one and a depthwise Conv; the others interpolate: hlsgen.quant.int_ops.QResizeLinear);
+factors into a nearest one and a depthwise Conv; the others interpolate: hlsgen.quant.int_ops.QResample);
 a nearest Resize may also repeat its edge pixels `pads` times (an edge Pad after the upsampling, as that
 pass's Conv reads it).
 """
@@ -27,8 +27,9 @@ from .registry import UnsupportedAttribute, kernel, onnx_importer
 class ResizeAttrs:
     scales: tuple[int | Fraction, ...]  # one factor per spatial axis (the axes after N and C): out / in, exact
     mode: str = "nearest"  # or "linear"
-    transform: str = "asymmetric"  # linear: ONNX's coordinate_transformation_mode
+    transform: str = "asymmetric"  # ONNX's coordinate_transformation_mode (linear, or nearest by a fraction)
     pads: tuple[int, ...] = ()  # nearest: edge pixels repeated before, then after, every spatial axis (none: ())
+    nearest: str = "floor"  # ONNX's nearest_mode (nearest by a fraction; by integer factors: plain repetition)
 
 
 LINEAR_TRANSFORMS = ("half_pixel", "pytorch_half_pixel", "half_pixel_symmetric", "asymmetric", "align_corners")
@@ -44,6 +45,13 @@ def resize(a: ResizeAttrs, x: np.ndarray) -> np.ndarray:
             weights = linear_weights(a.transform, x.shape[2 + i], s).astype(np.float32)
             x = np.moveaxis(np.tensordot(x, weights, axes=([2 + i], [1])), -1, 2 + i)
         return x.astype(np.float32)
+    if any(int(s) != s for s in a.scales):  # by a fraction: each output pixel's source pixel
+        for i, s in enumerate(a.scales):
+            size = x.shape[2 + i]
+            picks = [interpolation_source(nearest_steps(a.transform, a.nearest, size, s), size, o)[0]
+                     for o in range(int(size * s))]
+            x = np.take(x, picks, axis=2 + i)
+        return x
     for i, s in enumerate(a.scales):
         x = np.repeat(x, s, axis=2 + i)
     if a.pads:
@@ -97,6 +105,22 @@ def linear_steps(transform: str, size: int, scale: int | Fraction) -> tuple[int,
     raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} is not supported")
 
 
+def nearest_steps(transform: str, nearest: str, size: int, scale: int | Fraction) -> tuple[int, int, int]:
+    """(num, off, den) whose floor((o * num + off) / den), clamped to [0, size - 1], is the source pixel ONNX's
+    nearest Resize picks for output pixel o (nearest_mode of the exact source coordinate)."""
+    p, q = Fraction(scale).numerator, Fraction(scale).denominator
+    num, off, den = (2 * q, q, 2 * p) if transform == "tf_half_pixel_for_nn" else linear_steps(transform, size, scale)
+    if nearest == "floor":
+        return num, off, den
+    if nearest == "ceil":
+        return num, off + den - 1, den
+    if nearest == "round_prefer_ceil":  # floor(v + 1/2)
+        return 2 * num, 2 * off + den, 2 * den
+    if nearest == "round_prefer_floor":  # ceil(v - 1/2)
+        return 2 * num, 2 * off + den - 1, 2 * den
+    raise UnsupportedAttribute(f"nearest_mode {nearest!r} is not supported")
+
+
 def interpolation_source(steps: tuple[int, int, int], size: int, o: int) -> tuple[int, int]:
     """(i, r): output pixel o reads source pixels i and i + 1 with weights den - r and r (the source coordinate
     clamped to [0, size - 1]: then r = 0)."""
@@ -110,7 +134,7 @@ def interpolation_source(steps: tuple[int, int, int], size: int, o: int) -> tupl
 
 
 def interpolation_fields(a) -> dict[str, int]:
-    """The interpolation counters' program fields of QResizeLinearAttrs `a` (a 1-D map is one row: its row
+    """The interpolation counters' program fields of QResampleAttrs `a` (a 1-D map is one row: its row
     counter stays at row 0, weight den): per axis, source pixels per output pixel (num / den) and the first
     output pixel's (i0, r0), which may lie before the map (i0 < 0)."""
     steps = a.steps if len(a.steps) == 2 else ((0, 0, 1), *a.steps)
@@ -124,12 +148,16 @@ def interpolation_fields(a) -> dict[str, int]:
     return fields
 
 
-def interpolation_matrix(steps: tuple[int, int, int], size: int, out: int) -> np.ndarray:
-    """[out, size] integers: den times the weight of input pixel j in output pixel o (linear_weights, exact)."""
+def interpolation_matrix(steps: tuple[int, int, int], size: int, out: int, pick: bool = False) -> np.ndarray:
+    """[out, size] integers: den times the weight of input pixel j in output pixel o (linear_weights, exact);
+    `pick`: 1 for the source pixel i alone (a nearest Resize by nearest_steps)."""
     den = steps[2]
     weights = np.zeros((out, size), np.int64)
     for o in range(out):
         i, r = interpolation_source(steps, size, o)
+        if pick:
+            weights[o, i] = 1
+            continue
         weights[o, i] += den - r
         if r:
             weights[o, i + 1] += r
@@ -200,10 +228,15 @@ def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -
     if out[:2] != list(shape[:2]):
         raise UnsupportedAttribute("only the spatial axes may be resized, not the batch or channel axis")
     factors = []
+    fractional = mode == "nearest" and any(o % n and o > n for o, n in zip(out[2:], shape[2:]))
     for axis in range(2, len(shape)):
         factor = out[axis] // shape[axis]
         if mode == "linear" and out[axis] >= shape[axis]:
             factors.append(_linear_factor(transform, shape[axis], out[axis], float(scales[axis]), axis - 2))
+            continue
+        if mode == "nearest" and out[axis] > shape[axis] and out[axis] % shape[axis]:  # by a fraction
+            factors.append(_linear_factor(transform, shape[axis], out[axis], float(scales[axis]), axis - 2))
+            _check_picks(transform, nearest, shape[axis], out[axis], float(scales[axis]), factors[-1], axis - 2)
             continue
         if out[axis] != factor * shape[axis] or factor < 1:
             raise UnsupportedAttribute(f"output size {out[axis]} of spatial axis {axis - 2} is not an integer "
@@ -215,8 +248,22 @@ def _import(node, ctx, mode: str, scales, sizes, transform: str, nearest: str) -
                                        f"does not repeat pixels for a {factor}x upscale (only combinations that do "
                                        "are supported)")
         factors.append(factor)
-    attrs = ResizeAttrs(tuple(factors), "linear", transform) if mode == "linear" else ResizeAttrs(tuple(factors))
+    attrs = ResizeAttrs(tuple(factors), "linear", transform) if mode == "linear" else \
+        ResizeAttrs(tuple(factors), transform=transform, nearest=nearest) if fractional else ResizeAttrs(tuple(factors))
     return [Node(ctx.node_name(node), "Resize", (node.input[0],), (node.output[0],), attrs)]
+
+
+def _check_picks(transform: str, nearest: str, size: int, out: int, scale: float, factor, axis: int) -> None:
+    """A nearest Resize by a fraction picks its source pixels by exact counters (nearest_steps): refused where
+    onnxruntime's float32 or the spec's float64 coordinates pick otherwise (a rounding tie decided by the
+    floating point)."""
+    steps = nearest_steps(transform, nearest, size, factor)
+    exact = np.array([interpolation_source(steps, size, o)[0] for o in range(out)])
+    for dtype in (np.float64, np.float32):
+        picked = _nearest_pick(_source_coordinate(transform, size, out, scale, dtype), nearest, size)
+        if not np.array_equal(picked, exact):
+            raise UnsupportedAttribute(f"the nearest pixels of spatial axis {axis} ({size} -> {out}, "
+                                       f"{transform}, {nearest}) depend on {np.dtype(dtype).name} rounding")
 
 
 def _linear_factor(transform: str, size: int, out: int, scale: float, axis: int) -> int | Fraction:
@@ -234,20 +281,21 @@ def _nearest_source(transform: str, nearest: str, size: int, out: int, scale: fl
     return _nearest_pick(_source_coordinate(transform, size, out, scale), nearest, size)
 
 
-def _source_coordinate(transform: str, size: int, out: int, scale: float) -> np.ndarray:
-    """The input coordinate of every output index along one axis (coordinate_transformation_mode)."""
-    x = np.arange(out, dtype=np.float64)
+def _source_coordinate(transform: str, size: int, out: int, scale: float, dtype=np.float64) -> np.ndarray:
+    """The input coordinate of every output index along one axis (coordinate_transformation_mode), computed in
+    `dtype` (onnxruntime's float32, or float64)."""
+    x, s, half, n, m = np.arange(out, dtype=dtype), dtype(scale), dtype(0.5), dtype(size), dtype(out)
     if transform in ("half_pixel", "pytorch_half_pixel"):
-        orig = (x + 0.5) / scale - 0.5 if out > 1 or transform == "half_pixel" else np.zeros(out)
+        orig = (x + half) / s - half if out > 1 or transform == "half_pixel" else np.zeros(out, dtype)
     elif transform == "half_pixel_symmetric":
-        adjustment = out / (scale * size)
-        orig = size / 2 * (1 - adjustment) + (x + 0.5) / scale - 0.5
+        adjustment = m / (s * n)
+        orig = n / 2 * (1 - adjustment) + (x + half) / s - half
     elif transform == "align_corners":
-        orig = x * (size - 1) / (out - 1) if out > 1 else np.zeros(out)
+        orig = x * (n - 1) / (m - 1) if out > 1 else np.zeros(out, dtype)
     elif transform == "asymmetric":
-        orig = x / scale
+        orig = x / s
     elif transform == "tf_half_pixel_for_nn":
-        orig = (x + 0.5) / scale
+        orig = (x + half) / s
     else:
         raise UnsupportedAttribute(f"coordinate_transformation_mode {transform!r} is not supported")
     return orig

@@ -111,7 +111,7 @@ class QAveragePoolAttrs:
 
 
 @dataclass(frozen=True)
-class QResizeLinearAttrs:
+class QResampleAttrs:
     """A linear Resize whose weights change from pixel to pixel (align_corners): per spatial axis, output pixel
     o reads source pixels i and i + 1 with integer weights den - r and r (hlsgen.ops.resize.interpolation_source
     of `steps`); acc = the sum over the 2 (1-D) or 4 taps of their weights' product times (x - input_zero_point);
@@ -127,6 +127,7 @@ class QResizeLinearAttrs:
     zero_point: int
     lo: int
     hi: int
+    pick: bool = False  # nearest: output pixel o takes source pixel i alone (weight 1; a Resize by a fraction)
 
 
 @dataclass(frozen=True)
@@ -212,12 +213,12 @@ def qaverage_pool(a: QAveragePoolAttrs, x: np.ndarray) -> np.ndarray:
     return saturate(rshift_round(sums * multiplier, shift) + a.zero_point, a.lo, a.hi)
 
 
-@kernel("QResizeLinear", QResizeLinearAttrs)
-def qresize_linear(a: QResizeLinearAttrs, x: np.ndarray) -> np.ndarray:
+@kernel("QResample", QResampleAttrs)
+def qresample(a: QResampleAttrs, x: np.ndarray) -> np.ndarray:
     acc = np.asarray(x, np.int64) - a.input_zero_point
     for axis, (steps, scale) in enumerate(zip(a.steps, a.scales)):
         size = acc.shape[2 + axis]
-        weights = interpolation_matrix(steps, size, int(size * scale))
+        weights = interpolation_matrix(steps, size, int(size * scale), a.pick)
         acc = np.moveaxis(np.tensordot(acc, weights, axes=([2 + axis], [1])), -1, 2 + axis)
     return saturate(rshift_round(acc * a.multiplier, a.shift) + a.zero_point, a.lo, a.hi)
 

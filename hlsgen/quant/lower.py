@@ -15,13 +15,13 @@ from ..ops.common import Activation
 from ..ops.conv import ConvAttrs
 from ..ops.pool import pool_windows
 from ..ops.registry import UnsupportedAttribute, evaluate
-from ..ops.resize import interpolation_fields, linear_steps
+from ..ops.resize import interpolation_fields, linear_steps, nearest_steps
 from ..passes.conv_transpose import decomposition
 from .arith import MAX_SHIFT, MULTIPLIER_BITS, quantize_to_grid, signed_bits_for
 from .calibrate import RangeChoice, TensorStats, choose_range
 from .channels import bound_channel_scales, channel_reach, clamp_bias
 from .int_ops import (QAddAttrs, QAveragePoolAttrs, QConvAttrs, QDenseAttrs, QLutAttrs, QMulAttrs, QRequantAttrs,
-                      QResizeLinearAttrs, Requant)
+                      QResampleAttrs, Requant)
 from .lowering_errors import NoRange, NotLowerable, TooWide, requant_multiplier, user_error
 from .params import TensorQuant, WeightQuant, quantize_weights
 from .thresholds import fit_thresholds
@@ -382,10 +382,27 @@ class _Lowering:
         if node.attrs.mode == "linear":  # what hlsgen.passes.linear_resize could not rewrite (align_corners)
             self._interpolate(node)
             return
+        if any(int(s) != s for s in node.attrs.scales):
+            self._pick(node)
+            return
         self._lower_MaxPool(node)
 
+    def _pick(self, node: Node) -> None:
+        """A nearest Resize by a fraction: each output pixel's source pixel from exact counters (QResampleAttrs
+        with `pick`), the input's quantization kept (the identity requantization)."""
+        a, qx = node.attrs, self._q(node.inputs[0])
+        sizes = self.src.shape(node.inputs[0])[2:]
+        steps = tuple(nearest_steps(a.transform, a.nearest, int(n), s) for n, s in zip(sizes, a.scales))
+        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, 1, 0, qx.zero_point, qx.qmin,
+                               qx.qmax, pick=True)
+        try:
+            interpolation_fields(attrs)
+        except UnsupportedAttribute as exc:
+            raise NotLowerable(str(exc)) from None
+        self._emit(Node(node.name, "QResample", node.inputs, node.outputs, attrs), qx)
+
     def _interpolate(self, node: Node) -> None:
-        """A linear Resize as integer interpolation (QResizeLinearAttrs): weights den - r and r per axis, the
+        """A linear Resize as integer interpolation (QResampleAttrs): weights den - r and r per axis, the
         sum brought to its own output range by one multiplier that also divides by the dens' product."""
         a, qx = node.attrs, self._q(node.inputs[0])
         qy = self.act_quant(node.outputs[0])
@@ -393,16 +410,17 @@ class _Lowering:
         steps = tuple(linear_steps(a.transform, int(n), s) for n, s in zip(sizes, a.scales))
         total = math.prod(den for _, _, den in steps)
         if (qx.qmax - qx.qmin) * total >= 1 << ACC_LIMIT_BITS:
-            raise NotLowerable(f"a linear Resize to {'x'.join(str(int(n * s)) for n, s in zip(sizes, a.scales))} pixels "
-                               f"sums weights up to {total:,} per output pixel, beyond a {ACC_LIMIT_BITS}-bit sum")
+            size = "x".join(str(int(n * s)) for n, s in zip(sizes, a.scales))
+            raise NotLowerable(f"a linear Resize to {size} pixels sums weights up to {total:,} per output pixel, "
+                               f"beyond a {ACC_LIMIT_BITS}-bit sum")
         multiplier, shift = requant_multiplier(qx.scale / (total * qy.scale))
-        attrs = QResizeLinearAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, multiplier, shift,
+        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, multiplier, shift,
                                    qy.zero_point, qy.qmin, qy.qmax)
         try:
             interpolation_fields(attrs)  # the vector unit's counters step forward, from before the first pixel
         except UnsupportedAttribute as exc:
             raise NotLowerable(str(exc)) from None
-        self._emit(Node(node.name, "QResizeLinear", node.inputs, node.outputs, attrs), qy)
+        self._emit(Node(node.name, "QResample", node.inputs, node.outputs, attrs), qy)
 
     def _lower_Cast(self, node: Node) -> None:
         raise NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "

@@ -46,9 +46,9 @@ from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE
                     param_word, tap_word, verilog_parameters)
 
 ARRAY, VECTOR, DMA = 0, 1, 2  # DMA: a row of the move table
-OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP = range(9)
+OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_WAVG, OP_WMAX, OP_MUL, OP_LERP, OP_PICK = range(10)
 ACT_BITS = 8  # the activation memory, the writer and the streams hold bytes
-VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "QResizeLinear", "MaxPool",
+VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool", "Resize", "QResample", "MaxPool",
               "Concat", "Pad",
               "Transpose", "Interleave")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
@@ -498,7 +498,7 @@ class _Compiler:
             self._pad(layer, x, maps[layer.output])
         elif node.op == "Transpose":
             self._transpose(layer, x, maps[layer.output])
-        elif node.op == "QResizeLinear":
+        elif node.op == "QResample":
             self._interpolation(layer, x, maps[layer.output])
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
             out = maps[layer.output]
@@ -587,10 +587,11 @@ class _Compiler:
         # the counters' steps in the count region's fields, their offsets in the window origin's (hg_vector_engine)
         steps = {"cnt_y0": f["ly_num"], "cnt_y1": f["ly_den"], "cnt_x0": f["lx_num"], "cnt_x1": f["lx_den"],
                  "y0": f["ly_i0"] * f["ly_den"] + f["ly_r0"], "x0": f["lx_i0"] * f["lx_den"] + f["lx_r0"]}
-        layer.fields.update(op=OP_LERP, in_h=x.height, in_w=x.width, vw=out.width, pixels=out.pixels, sx=1, sy=1,
-                            row_step=x.width, win_kh=2 if len(q.scales) == 2 else 1, win_kw=2, dil_y=1, dil_x=1,
-                            dil_row=x.width, a_zp=q.input_zero_point, ma=q.multiplier, shift=q.shift,
-                            zp=q.zero_point, lo=q.lo, hi=q.hi, **steps)
+        taps = (1, 1) if q.pick else (2 if len(q.scales) == 2 else 1, 2)
+        layer.fields.update(op=OP_PICK if q.pick else OP_LERP, in_h=x.height, in_w=x.width, vw=out.width,
+                            pixels=out.pixels, sx=1, sy=1, row_step=x.width, win_kh=taps[0], win_kw=taps[1],
+                            dil_y=1, dil_x=1, dil_row=x.width, a_zp=q.input_zero_point, ma=q.multiplier,
+                            shift=q.shift, zp=q.zero_point, lo=q.lo, hi=q.hi, **steps)
 
     def _pad(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
         """A constant Pad of pixels as a 1x1 average pool over the padded map: a tap inside the input counts 1

@@ -102,6 +102,25 @@ def test_linear_resize_by_fractional_factors(transform, shape, sizes):
     assert assert_close_to_ort(model).shape("y") == tuple(sizes)
 
 
+@pytest.mark.parametrize("transform", ["half_pixel", "pytorch_half_pixel", "asymmetric", "align_corners",
+                                       "half_pixel_symmetric", "tf_half_pixel_for_nn"])
+@pytest.mark.parametrize("nearest", ["floor", "ceil", "round_prefer_floor", "round_prefer_ceil"])
+@pytest.mark.parametrize("shape, sizes", [([1, 2, 5, 7], [1, 2, 8, 12]), ([1, 2, 12], [1, 2, 32]),
+                                          ([1, 2, 6, 6], [1, 2, 9, 15])], ids=str)
+def test_nearest_resize_by_fractional_factors(transform, nearest, shape, sizes):
+    model = _model("Resize", ["", "", "s"], {"s": _sizes(*sizes)}, 18, shape=shape, mode="nearest",
+                   coordinate_transformation_mode=transform, nearest_mode=nearest)
+    assert assert_close_to_ort(model).shape("y") == tuple(sizes)
+
+
+def test_a_nearest_resize_whose_picks_depend_on_floating_point_rounding_is_refused():
+    """7 -> 9, half_pixel, floor: output pixel 4's source coordinate is 3 exactly, 2.9999999999999996 in float64."""
+    model = _model("Resize", ["", "", "s"], {"s": _sizes(1, 2, 9, 4)}, 13, shape=[1, 2, 7, 4],
+                   coordinate_transformation_mode="half_pixel", nearest_mode="floor")
+    with pytest.raises(UnsupportedOpsError, match=r"spatial axis 0 \(7 -> 9, half_pixel, floor\) depend on float64"):
+        import_model(model)
+
+
 def test_linear_resize_by_a_fractional_scale_that_is_its_sizes_ratio():
     model = _model("Resize", ["", "s"], {"s": _scales(1, 1, 1.5, 2.5)}, 13, shape=[1, 2, 4, 6], mode="linear")
     assert assert_close_to_ort(model).shape("y") == (1, 2, 6, 15)
@@ -118,7 +137,7 @@ def test_linear_resize_1d_and_upsample_9():
     (["", "s"], {"s": _scales(1, 1, 2, 2)}, {"mode": "cubic"}, "mode 'cubic' is not supported"),
     (["", "s"], {"s": _scales(1, 1, 2, 2)}, {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"},
      "'tf_crop_and_resize' of a linear Resize is not supported"),
-    (["", "s"], {"s": _scales(1, 1, 1.5, 2)}, {}, "not an integer multiple"),
+    (["", "s"], {"s": _scales(1, 1, 1.7, 2)}, {}, "is not its output size over its input size"),
     (["", "s"], {"s": _scales(1, 1, 1.7, 2)}, {"mode": "linear"}, "is not its output size over its input size"),
     (["", "s"], {"s": _scales(1, 1, 0.5, 1)}, {"mode": "linear"}, "only upscaling"),
     (["", "s"], {"s": _scales(1, 1, 0.5, 0.5)}, {}, "not an integer multiple"),

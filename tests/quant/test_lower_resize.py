@@ -1,4 +1,4 @@
-"""A linear Resize whose weights change from pixel to pixel (align_corners, fractional factors) lowers to QResizeLinear: integer
+"""A linear Resize whose weights change from pixel to pixel (align_corners, fractional factors) lowers to QResample: integer
 weights den - r and r from exact counters (hlsgen.ops.resize.interpolation_source), one multiplier for the
 dens' product and the scales; its integer result follows the float interpolation within a step."""
 from fractions import Fraction
@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 from onnx import helper
 
-from hlsgen.ops.resize import LINEAR_TRANSFORMS, interpolation_matrix, interpolation_source, linear_steps, linear_weights
-from hlsgen.quant.int_ops import QResizeLinearAttrs, qresize_linear
+from hlsgen.ops.resize import (LINEAR_TRANSFORMS, ResizeAttrs, interpolation_matrix, interpolation_source, linear_steps,
+                               linear_weights, resize)
+from hlsgen.quant.int_ops import QResampleAttrs, qresample
 from hlsgen.reference import run_graph
 from tests.builders import make_model, tensor_value
 from tests.hw.models import _quantize
@@ -27,8 +28,8 @@ def test_the_integer_interpolation_is_the_weighted_sum_of_the_four_source_pixels
     rng = np.random.default_rng(3)
     x = rng.integers(-128, 128, (1, 3, 4, 5))
     steps = (linear_steps("align_corners", 4, 2), linear_steps("align_corners", 5, 3))
-    a = QResizeLinearAttrs((2, 3), "align_corners", steps, 3, 23000, 22, -2, -128, 127)
-    got = qresize_linear(a, x)
+    a = QResampleAttrs((2, 3), "align_corners", steps, 3, 23000, 22, -2, -128, 127)
+    got = qresample(a, x)
     for oy in range(8):
         for ox in range(15):
             (iy, ry), (ix, rx) = interpolation_source(steps[0], 4, oy), interpolation_source(steps[1], 5, ox)
@@ -53,7 +54,7 @@ def _align_corners_model(shape, scales):
 @pytest.mark.parametrize("shape, scales", [([1, 4, 6, 5], (2, 2)), ([1, 3, 9], (3,))], ids=["2d", "1d"])
 def test_align_corners_lowers_to_an_interpolation_that_follows_the_float_one(shape, scales):
     graph = _quantize(_align_corners_model(shape, scales))
-    (node,) = [n for n in graph.nodes.values() if n.op == "QResizeLinear"]
+    (node,) = [n for n in graph.nodes.values() if n.op == "QResample"]
     qx, qy = graph.quant[node.inputs[0]], graph.quant[node.outputs[0]]
     total = np.prod([den for _, _, den in node.attrs.steps])
     assert node.attrs.multiplier / 2**node.attrs.shift == pytest.approx(qx.scale / (total * qy.scale), rel=2**-14)
@@ -65,3 +66,22 @@ def test_align_corners_lowers_to_an_interpolation_that_follows_the_float_one(sha
         weights = linear_weights("align_corners", source.shape[2 + axis], scale)
         source = np.moveaxis(np.tensordot(source, weights, axes=([2 + axis], [1])), -1, 2 + axis)
     assert np.abs(real(node.outputs[0]) - source).max() <= 0.5 * qy.scale + 1e-9
+
+
+def test_a_nearest_resize_by_a_fraction_picks_the_float_kernel_s_pixels_exactly():
+    """Nearest 6x6 -> 9x15 (half_pixel, round_prefer_floor): QResample with `pick`, the input's quantization
+    kept, every output integer the source integer the float Resize picks."""
+    nodes = [helper.make_node("Relu", ["x"], ["r"], name="relu"),
+             helper.make_node("Resize", ["r", "", "", "sizes"], ["y"], name="up", mode="nearest",
+                              coordinate_transformation_mode="half_pixel", nearest_mode="round_prefer_floor")]
+    model = make_model(nodes, [tensor_value("x", [1, 3, 6, 6])], [tensor_value("y", [1, 3, 9, 15])],
+                       {"sizes": np.array([1, 3, 9, 15], np.int64)}, opset=13)
+    graph = _quantize(model)
+    (node,) = [n for n in graph.nodes.values() if n.op == "QResample"]
+    assert node.attrs.pick and graph.quant[node.inputs[0]] == graph.quant[node.outputs[0]]
+    qx = graph.quant[node.inputs[0]]
+    x = np.random.default_rng(4).integers(qx.qmin, qx.qmax + 1, (2, 3, 6, 6))
+    values = run_graph(graph, {"x": x}, keep_all=True)
+    float_up = resize(ResizeAttrs((Fraction(3, 2), Fraction(5, 2)), transform="half_pixel",
+                                  nearest="round_prefer_floor"), values[node.inputs[0]].astype(np.float32))
+    assert np.array_equal(values[node.outputs[0]], float_up.astype(np.int64))

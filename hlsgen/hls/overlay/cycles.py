@@ -5,7 +5,8 @@ the model's do (hlsgen.hw.cycles.two_queue_cycles, under the C++ rows' own waits
 from __future__ import annotations
 
 from ...hw.cycles import two_queue_cycles
-from .program import OP_COPY, OP_GAVG, OP_GMAX, OP_LERP, OP_MAXPOOL, OP_AVGPOOL, ARRAY, DMA, ROW_FIELDS, OverlayProgram
+from .program import (OP_COPY, OP_GAVG, OP_GMAX, OP_LERP, OP_MAXPOOL, OP_AVGPOOL, OP_PICK, ARRAY, DMA, ROW_FIELDS,
+                      OverlayProgram)
 
 
 def row_cycles(program: OverlayProgram, rows: int, external: bool = False) -> list[int]:
@@ -77,7 +78,7 @@ def _vector(f: dict, program: OverlayProgram) -> int:
     op = f["op"]
     if op in (OP_GAVG, OP_GMAX):
         return f["passes"] * (f["pixels"] + 1)
-    if op in (OP_MAXPOOL, OP_AVGPOOL, OP_LERP):
+    if op in (OP_MAXPOOL, OP_AVGPOOL, OP_LERP, OP_PICK):
         return f["passes"] * f["pixels"] * f["kh"] * f["kw"]
     if op == OP_COPY:
         segments = program.segments[f["seg_base"]:f["seg_base"] + f["seg_count"]]

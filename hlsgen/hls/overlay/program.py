@@ -28,7 +28,7 @@ from .tokens import DMA_QUEUE, ENGINES, Queues, queues
 
 ARRAY, VECTOR, DMA = 0, 1, 2
 (OP_MAC, OP_ADD, OP_REQ, OP_LUT, OP_GAVG, OP_GMAX, OP_MAXPOOL, OP_AVGPOOL, OP_RESIZE, OP_COPY,
- OP_LOAD, OP_STORE, OP_MUL, OP_LERP) = range(14)
+ OP_LOAD, OP_STORE, OP_MUL, OP_LERP, OP_PICK) = range(15)
 NO_SLOT = 3  # a copy segment's output coordinate fed by no source coordinate (it is 0)
 
 # The fields of one program row (C++ `struct Row`, every field an int), with what each means.
@@ -428,9 +428,10 @@ class _Builder:
                 raise UnsupportedModelError("only integer upsampling factors run on the overlay's vector unit")
             f.update(op=OP_RESIZE, uy=int(up_y), ux=int(up_x), ky0=first_row_repeat(a, _first_row(layer)),
                      kx0=-resize_edge_pads(a)[1])
-        elif node.op == "QResizeLinear":
-            f.update(op=OP_LERP, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift, zp=a.zero_point, lo=a.lo,
-                     hi=a.hi, kh=2 if len(a.scales) == 2 else 1, kw=2, **interpolation_fields(a))
+        elif node.op == "QResample":
+            taps = (1, 1) if a.pick else (2 if len(a.scales) == 2 else 1, 2)
+            f.update(op=OP_PICK if a.pick else OP_LERP, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift,
+                     zp=a.zero_point, lo=a.lo, hi=a.hi, kh=taps[0], kw=taps[1], **interpolation_fields(a))
         elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
             if node.op == "QAveragePool":
                 (count, m, s), = a.divisors
