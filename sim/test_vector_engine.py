@@ -126,8 +126,8 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
             steps = tuple(linear_steps(transform, n, f) for n, f in zip(sizes, scales))
         (num_y, off_y, den_y), (num_x, off_x, den_x) = ((0, 0, 1), *steps) if one_row else steps
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (den_y * den_x))
-        attrs = QResampleAttrs(scales, transform, steps, gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi,
-                               op == OP_PICK)
+        attrs = QResampleAttrs(scales, transform, steps,
+                               QRequantAttrs(gen.randint(-5, 5), m, s, gen.randint(-3, 3), qlo, qhi), op == OP_PICK)
         x = a[:, :, 0] if one_row else a
         want = qresample(attrs, x)[0].reshape(channels, h if one_row else int(h * scales[0]), -1)
         out_w = want.shape[2]
@@ -135,7 +135,8 @@ async def run_op(dut, gen, lanes: int, divisors: list[tuple[int, int]]) -> None:
                    cfg_pixels=want.shape[1] * out_w, cfg_kh=1 if one_row or op == OP_PICK else 2,
                    cfg_kw=1 if op == OP_PICK else 2, cfg_cnt_y0=num_y,
                    cfg_cnt_y1=den_y, cfg_cnt_x0=num_x, cfg_cnt_x1=den_x, cfg_y0=off_y, cfg_x0=off_x,
-                   cfg_a_zp=attrs.input_zero_point, cfg_ma=m, cfg_shift=s, cfg_zp=attrs.zero_point)
+                   cfg_a_zp=attrs.requant.input_zero_point, cfg_ma=m, cfg_shift=s,
+                   cfg_zp=attrs.requant.zero_point)
         taps = cfg["cfg_kh"] * cfg["cfg_kw"]
     elif op == OP_GAVG:
         m, s = quantize_multiplier(gen.uniform(0.5, 1.5) / (h * w))

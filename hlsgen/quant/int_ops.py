@@ -111,26 +111,6 @@ class QAveragePoolAttrs:
 
 
 @dataclass(frozen=True)
-class QResampleAttrs:
-    """A linear Resize whose weights change from pixel to pixel (align_corners): per spatial axis, output pixel
-    o reads source pixels i and i + 1 with integer weights den - r and r (hlsgen.ops.resize.interpolation_source
-    of `steps`); acc = the sum over the 2 (1-D) or 4 taps of their weights' product times (x - input_zero_point);
-    y = saturate(rshift_round(acc * multiplier, shift) + zero_point, lo, hi), the multiplier holding 1 / the
-    dens' product."""
-
-    scales: tuple[int | Fraction, ...]  # out / in per spatial axis
-    transform: str
-    steps: tuple[tuple[int, int, int], ...]  # per spatial axis: (num, off, den)
-    input_zero_point: int
-    multiplier: int
-    shift: int
-    zero_point: int
-    lo: int
-    hi: int
-    pick: bool = False  # nearest: output pixel o takes source pixel i alone (weight 1; a Resize by a fraction)
-
-
-@dataclass(frozen=True)
 class QRequantAttrs:
     """y = saturate(rshift_round((x - input_zero_point) * multiplier, shift) + zero_point, lo, hi)."""
 
@@ -140,6 +120,21 @@ class QRequantAttrs:
     zero_point: int
     lo: int
     hi: int
+
+
+@dataclass(frozen=True)
+class QResampleAttrs:
+    """A Resize whose weights change from pixel to pixel (linear with align_corners or by a fraction): per
+    spatial axis, output pixel o reads source pixels i and i + 1 with integer weights den - r and r
+    (hlsgen.ops.resize.interpolation_source of `steps`), or source pixel i alone with weight 1 (`pick`: nearest
+    by a fraction); acc = the sum over the taps of their weights' product times (x - input_zero_point), then
+    `requant` (its multiplier holds 1 / the dens' product; a pick's is the identity)."""
+
+    scales: tuple[int | Fraction, ...]  # out / in per spatial axis
+    transform: str
+    steps: tuple[tuple[int, int, int], ...]  # per spatial axis: (num, off, den)
+    requant: QRequantAttrs
+    pick: bool = False
 
 
 @dataclass(frozen=True)
@@ -215,12 +210,13 @@ def qaverage_pool(a: QAveragePoolAttrs, x: np.ndarray) -> np.ndarray:
 
 @kernel("QResample", QResampleAttrs)
 def qresample(a: QResampleAttrs, x: np.ndarray) -> np.ndarray:
-    acc = np.asarray(x, np.int64) - a.input_zero_point
+    r = a.requant
+    acc = np.asarray(x, np.int64) - r.input_zero_point
     for axis, (steps, scale) in enumerate(zip(a.steps, a.scales)):
         size = acc.shape[2 + axis]
         weights = interpolation_matrix(steps, size, int(size * scale), a.pick)
         acc = np.moveaxis(np.tensordot(acc, weights, axes=([2 + axis], [1])), -1, 2 + axis)
-    return saturate(rshift_round(acc * a.multiplier, a.shift) + a.zero_point, a.lo, a.hi)
+    return requantize(acc, r.multiplier, r.shift, r.zero_point, r.lo, r.hi)
 
 
 @kernel("QRequant", QRequantAttrs)

@@ -393,8 +393,8 @@ class _Lowering:
         a, qx = node.attrs, self._q(node.inputs[0])
         sizes = self.src.shape(node.inputs[0])[2:]
         steps = tuple(nearest_steps(a.transform, a.nearest, int(n), s) for n, s in zip(sizes, a.scales))
-        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, 1, 0, qx.zero_point, qx.qmin,
-                               qx.qmax, pick=True)
+        identity = QRequantAttrs(qx.zero_point, 1, 0, qx.zero_point, qx.qmin, qx.qmax)
+        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, identity, pick=True)
         try:
             interpolation_fields(attrs)
         except UnsupportedAttribute as exc:
@@ -414,8 +414,8 @@ class _Lowering:
             raise NotLowerable(f"a linear Resize to {size} pixels sums weights up to {total:,} per output pixel, "
                                f"beyond a {ACC_LIMIT_BITS}-bit sum")
         multiplier, shift = requant_multiplier(qx.scale / (total * qy.scale))
-        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, qx.zero_point, multiplier, shift,
-                                   qy.zero_point, qy.qmin, qy.qmax)
+        requant = QRequantAttrs(qx.zero_point, multiplier, shift, qy.zero_point, qy.qmin, qy.qmax)
+        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, requant)
         try:
             interpolation_fields(attrs)  # the vector unit's counters step forward, from before the first pixel
         except UnsupportedAttribute as exc:

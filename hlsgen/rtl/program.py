@@ -590,8 +590,9 @@ class _Compiler:
         taps = (1, 1) if q.pick else (2 if len(q.scales) == 2 else 1, 2)
         layer.fields.update(op=OP_PICK if q.pick else OP_LERP, in_h=x.height, in_w=x.width, vw=out.width,
                             pixels=out.pixels, sx=1, sy=1, row_step=x.width, win_kh=taps[0], win_kw=taps[1],
-                            dil_y=1, dil_x=1, dil_row=x.width, a_zp=q.input_zero_point, ma=q.multiplier,
-                            shift=q.shift, zp=q.zero_point, lo=q.lo, hi=q.hi, **steps)
+                            dil_y=1, dil_x=1, dil_row=x.width, a_zp=q.requant.input_zero_point,
+                            ma=q.requant.multiplier, shift=q.requant.shift, zp=q.requant.zero_point, lo=q.requant.lo,
+                            hi=q.requant.hi, **steps)
 
     def _pad(self, layer: Layer, x: FeatureMap, out: FeatureMap) -> None:
         """A constant Pad of pixels as a 1x1 average pool over the padded map: a tap inside the input counts 1

@@ -9,7 +9,7 @@ from onnx import helper
 
 from hlsgen.ops.resize import (LINEAR_TRANSFORMS, ResizeAttrs, interpolation_matrix, interpolation_source, linear_steps,
                                linear_weights, resize)
-from hlsgen.quant.int_ops import QResampleAttrs, qresample
+from hlsgen.quant.int_ops import QRequantAttrs, QResampleAttrs, qresample
 from hlsgen.reference import run_graph
 from tests.builders import make_model, tensor_value
 from tests.hw.models import _quantize
@@ -28,7 +28,7 @@ def test_the_integer_interpolation_is_the_weighted_sum_of_the_four_source_pixels
     rng = np.random.default_rng(3)
     x = rng.integers(-128, 128, (1, 3, 4, 5))
     steps = (linear_steps("align_corners", 4, 2), linear_steps("align_corners", 5, 3))
-    a = QResampleAttrs((2, 3), "align_corners", steps, 3, 23000, 22, -2, -128, 127)
+    a = QResampleAttrs((2, 3), "align_corners", steps, QRequantAttrs(3, 23000, 22, -2, -128, 127))
     got = qresample(a, x)
     for oy in range(8):
         for ox in range(15):
@@ -57,7 +57,8 @@ def test_align_corners_lowers_to_an_interpolation_that_follows_the_float_one(sha
     (node,) = [n for n in graph.nodes.values() if n.op == "QResample"]
     qx, qy = graph.quant[node.inputs[0]], graph.quant[node.outputs[0]]
     total = np.prod([den for _, _, den in node.attrs.steps])
-    assert node.attrs.multiplier / 2**node.attrs.shift == pytest.approx(qx.scale / (total * qy.scale), rel=2**-14)
+    r = node.attrs.requant
+    assert r.multiplier / 2**r.shift == pytest.approx(qx.scale / (total * qy.scale), rel=2**-14)
     x = np.random.default_rng(2).integers(qx.qmin, qx.qmax + 1, (2, *shape[1:]))
     values = run_graph(graph, {graph.inputs[0]: x}, keep_all=True)
     real = lambda t: (values[t] - graph.quant[t].zero_point) * graph.quant[t].scale  # noqa: E731

@@ -430,8 +430,9 @@ class _Builder:
                      kx0=-resize_edge_pads(a)[1])
         elif node.op == "QResample":
             taps = (1, 1) if a.pick else (2 if len(a.scales) == 2 else 1, 2)
-            f.update(op=OP_PICK if a.pick else OP_LERP, in_zp=a.input_zero_point, ma=a.multiplier, shift=a.shift,
-                     zp=a.zero_point, lo=a.lo, hi=a.hi, kh=taps[0], kw=taps[1], **interpolation_fields(a))
+            r = a.requant
+            f.update(op=OP_PICK if a.pick else OP_LERP, in_zp=r.input_zero_point, ma=r.multiplier, shift=r.shift,
+                     zp=r.zero_point, lo=r.lo, hi=r.hi, kh=taps[0], kw=taps[1], **interpolation_fields(a))
         elif node.op == "GlobalMaxPool" or (node.op == "QAveragePool" and a.pool is None):
             if node.op == "QAveragePool":
                 (count, m, s), = a.divisors
