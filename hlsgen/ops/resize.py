@@ -76,7 +76,7 @@ def first_row_repeat(a: ResizeAttrs, first_row: int) -> int:
     return first % up if first >= 0 else first
 
 
-def linear_weights(transform: str, size: int, scale: int) -> np.ndarray:
+def linear_weights(transform: str, size: int, scale: int | Fraction) -> np.ndarray:
     """[out, size]: the weight of input pixel j in output pixel o along one axis (ONNX's linear mode: the
     source coordinate clamped to [0, size - 1], between its floor and the next pixel)."""
     out = int(size * scale)
