@@ -37,6 +37,8 @@ from .tiling import ACC_BYTES, search_tiles
 
 # a row too big for the buffers whose output is a model output (hlsgen.partition moves it to the host)
 OUTPUT_ON_CHIP = "a model output is one of its operands (model outputs stay on chip)"
+# a model no plan fits: it names the layers needing the most (hlsgen.partition moves them to the host)
+SMALLEST_BANDS = "even in the smallest bands"
 MAX_PLANS = 12  # plans for ever smaller budgets before giving up
 
 
@@ -286,7 +288,7 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
         if whole & {planes_row, copies_row}:  # a Transpose, a Concat of rows, a 1-D map: moved whole
             why += " (it does not run in bands of rows)"
         raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
-                           f"{target.buffers.input.kib} KiB) even in the smallest bands: {why}; give the target "
+                           f"{target.buffers.input.kib} KiB) {SMALLEST_BANDS}: {why}; give the target "
                            f"buffers.input of at least {-(-(planes + copies) // 1024)} KiB")
     least = (planes, copies)
     slack = capacity - sum(least)

@@ -15,7 +15,7 @@ import onnx
 from ..errors import HlsgenError, MappingError, UnsupportedModelError, UnsupportedOpsError
 from ..frontend.onnx_import import ACCEPTED_CUSTOM, DEFAULT_DOMAINS, import_model
 from ..hw import Target, map_model
-from ..hw.banding import OUTPUT_ON_CHIP
+from ..hw.banding import OUTPUT_ON_CHIP, SMALLEST_BANDS
 from ..hw.preflight import preflight
 from ..ops.registry import IMPORTERS
 from ..passes import optimize
@@ -27,6 +27,7 @@ from .plan import ACCELERATOR, Partition, plan, stage_model
 
 PROBE_SAMPLES = 8
 NAMED = re.compile(r"layer '([^']+)' \(")
+NEEDING = re.compile(r"layer '([^']+)' needs")  # the layers a model no plan fits needs the most memory for
 NO_UNIT = "no hardware unit implements this op"  # hlsgen.hw.mapping's refusal of an op the overlay lacks
 
 Values = Callable[[list[str]], dict[str, np.ndarray]]  # float values of tensors on the calibration samples
@@ -76,7 +77,9 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
     little, and the segment keeps its RTL (a layer with MACs stays, its segment without RTL). When the
     segment's maps do not fit, the `joins` (MAC-free nodes reading its several inputs, as a Concat of two host
     tensors) go to the host: several inputs stream in whole, one input can stay in external memory in bands; so
-    does a layer writing a model output that its bands cannot write on chip (a copy, bands of channels)."""
+    does a layer writing a model output that its bands cannot write on chip (a copy, bands of channels), and a
+    layer whose maps no plan fits in the activation memory (one that does not run in bands, or whose output is
+    a model output larger than the memory)."""
     names = {n.name for n in sub.graph.node}
     try:
         graph = import_model(sub, name=sub.graph.name)
@@ -90,9 +93,12 @@ def refused(sub: onnx.ModelProto, feeds: dict[str, np.ndarray], target: Target,
         if not found and isinstance(exc, MappingError) and OUTPUT_ON_CHIP in str(exc):
             return {name: f"it writes a model output too big to stay on chip with its operands: {exc}"
                     for name in NAMED.findall(str(exc)) if name in names}
-        if not found and isinstance(exc, MappingError):
+        if not found and isinstance(exc, MappingError) and joins:
             return {name: f"it joins the segment's inputs, whose maps do not fit on chip together: {exc}"
                     for name in joins}
+        if not found and isinstance(exc, MappingError) and SMALLEST_BANDS in str(exc):
+            return {name: f"its maps need more of the activation memory than the target has: {exc}"
+                    for name in NEEDING.findall(str(exc)) if name in names}
         return found
     try:
         compile_program(mapping, quantized.graph)
