@@ -152,7 +152,8 @@ class _Planner:
                     self.shapes[i] = shape  # its bands write rows of the model output, on chip
                     continue
                 self.external |= on_chip - self.outputs
-                if on_chip & self.outputs and not (on_chip & self.outputs == {out} and writes_output):
+                kept = on_chip & self.outputs
+                if kept and (kept != {out} or not writes_output):
                     self._fail(layer, OUTPUT_ON_CHIP)
                 return False
             self.shapes[i] = shape

@@ -136,15 +136,14 @@ def interpolation_source(steps: tuple[int, int, int], size: int, o: int) -> tupl
 def interpolation_fields(a) -> dict[str, int]:
     """The interpolation counters' program fields of QResampleAttrs `a` (a 1-D map is one row: its row
     counter stays at row 0, weight den): per axis, source pixels per output pixel (num / den) and the first
-    output pixel's (i0, r0), which may lie before the map (i0 < 0)."""
+    output pixel's offset off = i0 * den + r0 in [-den, den) (i0 = -1: before the map)."""
     steps = a.steps if len(a.steps) == 2 else ((0, 0, 1), *a.steps)
     fields = {}
     for axis, (num, off, den) in zip("yx", steps):
         if num > den or not -den <= off < den:
             raise UnsupportedAttribute(f"an interpolation that steps {num}/{den} source pixels per output pixel "
                                        "(only upsampling runs on the accelerator)")
-        i0, r0 = divmod(off, den)
-        fields.update({f"l{axis}_num": num, f"l{axis}_den": den, f"l{axis}_i0": i0, f"l{axis}_r0": r0})
+        fields.update({f"l{axis}_num": num, f"l{axis}_den": den, f"l{axis}_off": off})
     return fields
 
 

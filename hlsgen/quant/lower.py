@@ -394,12 +394,7 @@ class _Lowering:
         sizes = self.src.shape(node.inputs[0])[2:]
         steps = tuple(nearest_steps(a.transform, a.nearest, int(n), s) for n, s in zip(sizes, a.scales))
         identity = QRequantAttrs(qx.zero_point, 1, 0, qx.zero_point, qx.qmin, qx.qmax)
-        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, identity, pick=True)
-        try:
-            interpolation_fields(attrs)
-        except UnsupportedAttribute as exc:
-            raise NotLowerable(str(exc)) from None
-        self._emit(Node(node.name, "QResample", node.inputs, node.outputs, attrs), qx)
+        self._resample(node, QResampleAttrs(tuple(a.scales), a.transform, steps, identity, pick=True), qx)
 
     def _interpolate(self, node: Node) -> None:
         """A linear Resize as integer interpolation (QResampleAttrs): weights den - r and r per axis, the
@@ -415,12 +410,14 @@ class _Lowering:
                                f"beyond a {ACC_LIMIT_BITS}-bit sum")
         multiplier, shift = requant_multiplier(qx.scale / (total * qy.scale))
         requant = QRequantAttrs(qx.zero_point, multiplier, shift, qy.zero_point, qy.qmin, qy.qmax)
-        attrs = QResampleAttrs(tuple(a.scales), a.transform, steps, requant)
+        self._resample(node, QResampleAttrs(tuple(a.scales), a.transform, steps, requant), qy)
+
+    def _resample(self, node: Node, attrs: QResampleAttrs, out_quant: TensorQuant) -> None:
         try:
             interpolation_fields(attrs)  # the vector unit's counters step forward, from before the first pixel
         except UnsupportedAttribute as exc:
             raise NotLowerable(str(exc)) from None
-        self._emit(Node(node.name, "QResample", node.inputs, node.outputs, attrs), qy)
+        self._emit(Node(node.name, "QResample", node.inputs, node.outputs, attrs), out_quant)
 
     def _lower_Cast(self, node: Node) -> None:
         raise NotLowerable(f"a Cast to {node.attrs.to} changes values inside the network; hlsgen quantizes the "

@@ -586,7 +586,7 @@ class _Compiler:
             self.fail(layer.node, str(exc))
         # the counters' steps in the count region's fields, their offsets in the window origin's (hg_vector_engine)
         steps = {"cnt_y0": f["ly_num"], "cnt_y1": f["ly_den"], "cnt_x0": f["lx_num"], "cnt_x1": f["lx_den"],
-                 "y0": f["ly_i0"] * f["ly_den"] + f["ly_r0"], "x0": f["lx_i0"] * f["lx_den"] + f["lx_r0"]}
+                 "y0": f["ly_off"], "x0": f["lx_off"]}
         taps = (1, 1) if q.pick else (2 if len(q.scales) == 2 else 1, 2)
         layer.fields.update(op=OP_PICK if q.pick else OP_LERP, in_h=x.height, in_w=x.width, vw=out.width,
                             pixels=out.pixels, sx=1, sy=1, row_step=x.width, win_kh=taps[0], win_kw=taps[1],
