@@ -11,11 +11,17 @@
 //   0x10/0x14     weight image base, low/high word
 //   0x18/0x1C     feature-map image base, low/high word
 //   0x20/0x24     program image base, low/high word
+//   0x28/0x2C     input base (inputs through memory), low/high word
+//   0x30/0x34     output base (outputs through memory), low/high word
+//   0x38 IO       bit 0: the input from the input base, bit 1: the outputs to the output base (a bit IO_BITS
+//                 lacks reads 0 and is ignored: a top whose I/O is streamed only)
+//   0x3C CYCLES   read-only: the last run's (or load's) cycles from start (or load) to done
 `default_nettype none
 module hg_axil_ctrl #(
     parameter integer R = 8,
     parameter integer C = 8,
-    parameter integer A_W = 6          // byte address bits, at least 5: the words past the map read 0
+    parameter integer A_W = 6,         // byte address bits, at least 6: the words past the map read 0
+    parameter [1:0]   IO_BITS = 2'b00  // the IO bits the top implements (inputs, outputs through memory)
 ) (
     input  wire              clk,
     input  wire              rst,
@@ -43,17 +49,25 @@ module hg_axil_ctrl #(
     output wire [63:0]       weights_base,
     output wire [63:0]       fmap_base,
     output wire [63:0]       program_base,
+    output wire [63:0]       input_base,
+    output wire [63:0]       output_base,
+    output wire [1:0]        io,             // IO: bit 0 input from memory, bit 1 outputs to memory
     output wire              irq
 );
-    localparam [15:0] MAGIC = 16'h4847, VERSION = 16'h0002;   // "HG", the map's version
+    localparam [15:0] MAGIC = 16'h4847, VERSION = 16'h0003;   // "HG", the map's version
     localparam [31:0] SHAPE = (R << 16) | C;
     localparam integer BYTES = 4;
     // word addresses (byte address / 4)
     localparam [A_W-3:0] A_CONTROL = 0, A_ID = 1, A_SHAPE = 2, A_IRQ_EN = 3, A_W_LO = 4, A_W_HI = 5, A_F_LO = 6,
-                         A_F_HI = 7, A_P_LO = 8, A_P_HI = 9;
+                         A_F_HI = 7, A_P_LO = 8, A_P_HI = 9, A_I_LO = 10, A_I_HI = 11, A_O_LO = 12,
+                         A_O_HI = 13, A_IO = 14, A_CYCLES = 15;
 
     reg done, busy, irq_en;
-    reg [31:0] w_lo, w_hi, f_lo, f_hi, p_lo, p_hi;
+    reg [31:0] w_lo, w_hi, f_lo, f_hi, p_lo, p_hi, i_lo, i_hi, o_lo, o_hi, cycles;
+    reg [1:0] io_mode;
+    assign input_base = {i_hi, i_lo};
+    assign output_base = {o_hi, o_lo};
+    assign io = io_mode;
     assign weights_base = {w_hi, w_lo};
     assign fmap_base = {f_hi, f_lo};
     assign program_base = {p_hi, p_lo};
@@ -95,7 +109,9 @@ module hg_axil_ctrl #(
             done <= 1'b0;
             busy <= 1'b0;
             irq_en <= 1'b0;
-            {w_hi, w_lo, f_hi, f_lo, p_hi, p_lo} <= 192'd0;
+            {w_hi, w_lo, f_hi, f_lo, p_hi, p_lo, i_hi, i_lo, o_hi, o_lo} <= 320'd0;
+            io_mode <= 2'b00;
+            cycles <= 32'd0;
             start <= 1'b0;
             load <= 1'b0;
         end else begin
@@ -121,12 +137,20 @@ module hg_axil_ctrl #(
                     A_F_HI: f_hi <= merge(f_hi, w_data, w_strb);
                     A_P_LO: p_lo <= merge(p_lo, w_data, w_strb);
                     A_P_HI: p_hi <= merge(p_hi, w_data, w_strb);
+                    A_I_LO: i_lo <= merge(i_lo, w_data, w_strb);
+                    A_I_HI: i_hi <= merge(i_hi, w_data, w_strb);
+                    A_O_LO: o_lo <= merge(o_lo, w_data, w_strb);
+                    A_O_HI: o_hi <= merge(o_hi, w_data, w_strb);
+                    A_IO: if (w_strb[0]) io_mode <= w_data[1:0] & IO_BITS;
                     default: ;
                 endcase
             end
             // the run's (or load's) end is newer than any clear written in the same cycle, so it wins
             if (host_start || host_clear || host_load) done <= 1'b0;
             if (host_start || host_load) busy <= 1'b1;
+            // counts the cycles from the start (or load) pulse to done, as the host sees BUSY
+            if (start || load) cycles <= 32'd1;
+            else if (busy) cycles <= cycles + 32'd1;
             if (finished || loaded) begin
                 done <= 1'b1;
                 busy <= 1'b0;
@@ -153,6 +177,12 @@ module hg_axil_ctrl #(
                     A_F_HI: s_axi_rdata <= f_hi;
                     A_P_LO: s_axi_rdata <= p_lo;
                     A_P_HI: s_axi_rdata <= p_hi;
+                    A_I_LO: s_axi_rdata <= i_lo;
+                    A_I_HI: s_axi_rdata <= i_hi;
+                    A_O_LO: s_axi_rdata <= o_lo;
+                    A_O_HI: s_axi_rdata <= o_hi;
+                    A_IO: s_axi_rdata <= {30'd0, io_mode};
+                    A_CYCLES: s_axi_rdata <= cycles;
                     default: s_axi_rdata <= 32'd0;
                 endcase
             end

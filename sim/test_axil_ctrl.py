@@ -5,7 +5,8 @@ ones included, leave the registers exactly as a byte-wise model of the map says,
 a stand-in for the design answers each one-cycle start with `finished` (and each one-cycle load with `loaded`)
 some cycles later: CONTROL.start and .load read 0, busy holds from start (load) to done, done is sticky until
 written 1 or until the next start or load, irq = done & IRQ_EN, and a CONTROL write whose byte 0 is not strobed
-starts nothing."""
+starts nothing. IO keeps only the bits the top implements (IO_BITS), CYCLES counts a run from its start
+to its done."""
 import random
 
 import pytest
@@ -70,6 +71,8 @@ async def registers_follow_the_map(dut):
             memory[address:address + size] = data
         elif address == OFFSET["IRQ_ENABLE"]:
             memory[address] = data[0] & 1
+        elif address == OFFSET["IO"]:
+            memory[address] = data[0] & params["IO_BITS"]
     for address in range(0, 1 << ADDR_BITS, 4):
         got = await axil.read(address, 4)
         assert got.resp == OKAY
@@ -127,6 +130,8 @@ async def start_done_and_irq(dut):
         while not (status := await read(axil, "CONTROL")) & DONE:
             pass
         assert starts[n:] == ["start" if command == START else "load"], "one pulse per write"
+        cycles = await read(axil, "CYCLES")
+        assert run_cycles < cycles < run_cycles + 10, f"CYCLES {cycles} for a run of about {run_cycles}"
         assert not status & BUSY and int(dut.irq.value) == expect_irq
         await ClockCycles(dut.clk, 20)
         assert await read(axil, "CONTROL") & DONE, "done is sticky"
@@ -155,6 +160,6 @@ async def start_done_and_irq(dut):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("rows, cols", [(16, 16), (32, 8)])
-def test_axil_ctrl(rows, cols):
-    run_bench(__file__, "hg_axil_ctrl", {"R": rows, "C": cols}, {"seed": rows + cols})
+@pytest.mark.parametrize("rows, cols, io", [(16, 16, 0), (32, 8, 3)])
+def test_axil_ctrl(rows, cols, io):
+    run_bench(__file__, "hg_axil_ctrl", {"R": rows, "C": cols, "IO_BITS": io}, {"seed": rows + cols})

@@ -8,11 +8,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 MAGIC = 0x4847  # "HG"
-VERSION = 2  # 2: the program image's base and CONTROL.load
+VERSION = 3  # 2: the program image's base and CONTROL.load; 3: inputs and outputs through memory (IO), CYCLES
 START = 1 << 0  # CONTROL: write 1 to start a run (self-clearing)
 DONE = 1 << 1  # CONTROL: sticky until start or a write of 1
 BUSY = 1 << 2  # CONTROL: read-only, from start (or load) to done
 LOAD = 1 << 3  # CONTROL: write 1 to load the layer program (self-clearing); done when it is in the tables
+IO_INPUT = 1 << 0  # IO: the input is read from INPUT_BASE (else s_axis, or the feature-map image when the
+#                    program's header puts it there)
+IO_OUTPUT = 1 << 1  # IO: the outputs are written to OUTPUT_BASE (else m_axis)
+IO_ALIGN = 64  # INPUT_BASE and OUTPUT_BASE: byte addresses aligned to the widest AXI4 word (512 bits)
 
 
 @dataclass(frozen=True)
@@ -34,6 +38,15 @@ REGISTERS = (
     Register("FMAP_BASE_HI", 0x1C, "bits 63:32"),
     Register("PROGRAM_BASE_LO", 0x20, "the program image's byte address, bits 31:0"),
     Register("PROGRAM_BASE_HI", 0x24, "bits 63:32"),
+    Register("INPUT_BASE_LO", 0x28, "the input's byte address (aligned to 64 bytes), bits 31:0: the input's "
+                                    "elements, one byte each, in [channel][row][col] order"),
+    Register("INPUT_BASE_HI", 0x2C, "bits 63:32"),
+    Register("OUTPUT_BASE_LO", 0x30, "the outputs' byte address (aligned to 64 bytes), bits 31:0: every output's "
+                                     "elements, one byte each, in graph-output then [channel][row][col] order"),
+    Register("OUTPUT_BASE_HI", 0x34, "bits 63:32"),
+    Register("IO", 0x38, "bit 0: the input from INPUT_BASE, bit 1: the outputs to OUTPUT_BASE (else the "
+                         "streams); a bit the top lacks reads 0"),
+    Register("CYCLES", 0x3C, "read-only: the last run's or load's cycles, from START (or LOAD) to DONE"),
 )
 OFFSET = {r.name: r.offset for r in REGISTERS}
 ADDR_BITS = 6  # the port's byte address: 16 words, the unmapped ones read 0

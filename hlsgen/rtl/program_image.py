@@ -17,11 +17,11 @@ from .program import Program
 from .words import divisor_word
 
 MAGIC = 0x4850  # "HP"
-VERSION = 2  # 2: the move table
+VERSION = 3  # 2: the move table; 3: the input's and the outputs' elements (inputs and outputs through memory)
 HEADER_BITS = 1024
 # after word 0 (MAGIC << 16 | VERSION) and one count per table: the maps' geometry, as the top slices it
 HEADER_WORDS = ("in_base", "in_lg", "in_pixels", "in_channels", "in_plane", "in_dram", "out_base", "out_lg",
-                "out_pixels", "out_channels", "out_plane")
+                "out_pixels", "out_channels", "out_plane", "in_elements", "out_elements")
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,8 @@ def header(program: Program) -> dict[str, int]:
     inp, out = program.maps[program.input_map], program.outputs[0]
     return {"in_base": inp.base, "in_lg": inp.lg, "in_pixels": inp.pixels, "in_channels": inp.channels,
             "in_plane": inp.plane, "in_dram": int(program.input_in_dram), "out_base": out.base, "out_lg": out.lg,
-            "out_pixels": out.pixels, "out_channels": out.channels, "out_plane": out.plane}
+            "out_pixels": out.pixels, "out_channels": out.channels, "out_plane": out.plane,
+            "in_elements": inp.pixels * inp.channels, "out_elements": out.pixels * out.channels}
 
 
 def program_image(program: Program, fields: list[tuple[str, int]], moves: list[tuple[str, int]]) -> bytes:

@@ -16,7 +16,8 @@ VARIANTS = {"hg_dw_window": {"COPIES": 3, "DEPTH": 40},
             "hg_array_engine": {"DW_COPIES": 2, "DW_DEPTH": 30, "EXT_WEIGHTS": 1},
             "hg_vector_lane": {"LUT_DEPTH": 16}, "hg_vector_engine": {"LUT_DEPTH": 16, "DIV_DEPTH": 20},
             "hg_fmap_dma": {"DATA_W": 16}, "hg_weight_dma": {"BEATS": 2},  # words of two beats
-            "hg_axil_ctrl": {"R": 64, "C": 64},
+            "hg_axil_ctrl": {"R": 64, "C": 64, "IO_BITS": "2'b11"}, "hg_io_reader": {"DATA_W": 128},
+            "hg_io_writer": {"DATA_W": 128},
             # five tables of 1, 2, 4, 1 and 8 beats an entry, on a 64-bit port
             "hg_program_loader": {"DATA_W": 64, "TABLES": 5, "BEATS_LG": "20'h30210", "HDR_BEATS": 16,
                                   "ENTRY_W": 500, "SLOT_BEATS": 16, "ENTRY_AW": 12}}
