@@ -31,7 +31,8 @@ from .hls.verify import csim_build
 from .hw import builtin_targets, load_target
 from .model import Model, load_onnx
 from .partition.page import partition_summary, write_partition_page
-from .partition.whole import BACKENDS, SingleBuild, WholeModel, is_partitioned, segment_folder
+from .partition.whole import WholeModel, is_partitioned, segment_folder
+from .runtime import BACKENDS, Accelerator
 from .npz_io import LABELS_KEY, check_labels, read_npz, top1_accuracy, write_npz
 from .progress import console_steps
 from .report_page import record_verification, summarize, write_report_page
@@ -87,7 +88,9 @@ def inspect(model_path: str, input_shape: tuple[str, ...]) -> None:
 @click.option("--raw", is_flag=True, help="Build folders: write the integer outputs instead of dequantized ones.")
 @click.option("--backend", type=click.Choice(BACKENDS), default="reference", show_default=True,
               help="Build folders: what runs the accelerator's segments: the integer reference, the g++-compiled "
-                   "HLS C++ (csim) or the Verilated RTL (rtl), each proven bit-exact as it runs; host ops in between.")
+                   "HLS C++ (csim) or the Verilated RTL (rtl), each proven bit-exact as it runs, or a PYNQ board "
+                   "(pynq; run on the board); host ops in between. A build with the target's top (--program "
+                   "external) runs on rtl as on a board: the driver's register sequence against the Verilated top.")
 @click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:1x3xHxW",
               help="ONNX models: " + INPUT_SHAPE_HELP)
 def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool, backend: str,
@@ -106,8 +109,11 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
         if raw:
             raise click.UsageError("--raw writes one integer program's outputs: not with --backend csim|rtl or a "
                                    "model partitioned between host and accelerator (run a segment's folder)")
-        whole = WholeModel(Path(model_path)) if is_partitioned(Path(model_path)) else SingleBuild(Path(model_path))
-        results = whole.run(arrays, backend)
+        with Accelerator(Path(model_path), backend) as accelerator:
+            results = accelerator.run(arrays)
+            if accelerator.last_cycles:
+                out.print(f"{backend}: the device's last inference took {accelerator.last_cycles:,} cycles "
+                          "(CONTROL.start to DONE)")
     elif Path(model_path).is_dir():
         quantized = load_build(Path(model_path))
         _warn_out_of_range(quantized.range_warnings(arrays))
@@ -599,6 +605,11 @@ from .sweep.commands import regress, sweep  # noqa: E402  (they register on the 
 
 cli.add_command(sweep)
 cli.add_command(regress)
+
+from .deploy.commands import boards, deploy  # noqa: E402  (hlsgen.deploy: Zynq boards)
+
+cli.add_command(boards)
+cli.add_command(deploy)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -92,6 +92,13 @@ class BudgetError(HlsgenError):
     what = "--bits auto: not even uniform 8-bit meets the --max-accuracy-drop / --min-sqnr budget"
 
 
+class DeviceError(HlsgenError):
+    """An accelerator (a board, or its simulation) that does not answer as the build expects."""
+
+    exit_code = 12
+    what = "a device that does not answer as expected: wrong ID or array, a run that never finishes, no memory I/O"
+
+
 class UnsupportedOp:
     """One unsupported node, kept for the report that lists all of them at once."""
 
@@ -118,7 +125,7 @@ EXIT_CODES: dict[int, str] = {
     0: "success (for csim/sim/--verify: bit-exact)",
     **{cls.exit_code: cls.what for cls in (UsageError, MappingError, ToolError, MismatchError, PathError,
                                            ModelFileError, UnsupportedModelError, TargetError, DataError,
-                                           BudgetError)},
+                                           BudgetError, DeviceError)},
     INTERNAL_ERROR_EXIT: "an internal error: a bug in hlsgen (HLSGEN_DEBUG=1 prints the traceback; please report it)",
     INTERRUPTED_EXIT: "interrupted (Ctrl-C); OUT is left as it was",
     TERMINATED_EXIT: "terminated (SIGTERM); OUT is left as it was",

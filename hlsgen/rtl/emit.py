@@ -25,6 +25,11 @@ def write_build_rtl(folder: Path, mapping: Mapping, graph: Graph, notices: list[
     summary = {"design": "overlay", "layers": len(program.layers), "macs_per_cycle": program.rows * program.cols,
                "program": "external" if files.program_image else "rom"}
     if files.program_image:  # the target's top: the program and the weights are images to load
+        from ..runtime.c_driver import write_driver
+        from ..runtime.layout import layout_of
+
+        layout = layout_of(program, files.program_image.stat().st_size, files.weight_image.stat().st_size)
+        write_driver(folder.parent / "driver", layout)
         return summary | {"top": files.top, "program_image_bytes": files.program_image.stat().st_size,
                           "weight_image_bytes": files.weight_image.stat().st_size}
     return summary | {"weight_rom_bits": program.weight_rom_bits}

@@ -1,0 +1,134 @@
+"""hlsgen's host runtime (docs/runtime.md): `Accelerator(OUT, backend=...)` runs a whole build, its host stages
+in numpy/onnxruntime and its accelerator program(s) on a backend, loading each program once and then running
+inferences back to back:
+
+- `reference`: the integer reference (the one specification of the numerics);
+- `csim`: the HLS C++ compiled by g++, proven equal to the reference on the inputs, whose outputs go on;
+- `rtl`: the Verilated RTL. A build with the target's top (`--program external`) runs as on a board: the
+  C++ harness (hlsgen.runtime.harness: AXI4 memory, AXI4-Lite master) is driven through the driver's register
+  sequence (hlsgen.runtime.driver), inputs and outputs through memory. A build with the model's own top runs in
+  the stream testbench (`hlsgen sim`'s cocotb flow), proven equal to the reference;
+- `pynq`: a Zynq board running PYNQ (hlsgen.runtime.pynq), the same driver over pynq's MMIO and buffers.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ..build_folder import load_build
+from ..errors import DataError, UsageError
+from ..partition.whole import SingleBuild, WholeModel, is_partitioned, prove, segment_folder
+from .layout import ModelLayout
+
+BACKENDS = ("reference", "csim", "rtl", "pynq")
+
+
+class Accelerator:
+    """A build folder (one program, or a partitioned model's host stages and segments) on `backend`.
+    `device`: keyword options of the device backends (rtl: `read_latency`, `mhz`; pynq: `bitstream`)."""
+
+    def __init__(self, folder: Path, backend: str = "reference", **device):
+        if backend not in BACKENDS:
+            raise UsageError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        self.folder, self.backend, self._options = Path(folder), backend, device
+        self._platform = None
+        self._device = None
+        self._programs: dict[Path, ModelLayout] = {}
+        if is_partitioned(self.folder):
+            self.model = WholeModel(self.folder, segment_run=self._run_segment)
+        else:
+            self.model = SingleBuild(self.folder)
+        if backend == "pynq":
+            self._open_device()  # a board that is not there says so now, not at the first inference
+
+    # ---- the whole model ----------------------------------------------------------------------------------
+
+    def run(self, inputs: dict[str, np.ndarray] | np.ndarray) -> dict[str, np.ndarray]:
+        """Every output of the model on N samples stacked along axis 0 (floats, as `hlsgen run` writes)."""
+        if isinstance(self.model, WholeModel):
+            return self.model.run(inputs if isinstance(inputs, dict) else {self.model.inputs[0]: inputs})
+        return self._run_segment_folder(self.folder, self.model.quantized, inputs)
+
+    def close(self) -> None:
+        if self._platform is not None and hasattr(self._platform, "close"):
+            self._platform.close()
+        self._platform = self._device = None
+
+    def __enter__(self) -> "Accelerator":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    @property
+    def last_cycles(self) -> int:
+        """The device's CYCLES after its last run (device backends; 0 otherwise)."""
+        return self._device.last_cycles if self._device is not None else 0
+
+    # ---- one accelerator program ------------------------------------------------------------------------
+
+    def _run_segment(self, name: str, ins: dict[str, np.ndarray]) -> list[np.ndarray]:
+        folder = segment_folder(self.folder, name)
+        quantized = self.model.segment(name)
+        outs = self._run_segment_folder(folder, quantized, {t: ins[t] for t in quantized.float_graph.inputs})
+        return [outs[t] for t in quantized.float_graph.outputs]
+
+    def _run_segment_folder(self, folder: Path, quantized, arrays) -> dict[str, np.ndarray]:
+        if not isinstance(arrays, dict):
+            arrays = {quantized.float_graph.inputs[0]: arrays}
+        if self.backend in ("reference", "csim") or (self.backend == "rtl" and not _has_target_top(folder)):
+            prove(folder, arrays, self.backend)
+            return quantized.run(arrays)
+        int_feeds = quantized.quantize_inputs(arrays)
+        return quantized.dequantize_outputs(self._run_on_device(folder, quantized, int_feeds))
+
+    def _run_on_device(self, folder: Path, quantized, int_feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The integer outputs of N samples, one inference at a time on the device (the program loaded once)."""
+        layout = self._load(folder)
+        graph = quantized.graph
+        if len(graph.inputs) != 1:
+            raise DataError(f"{folder}: the target's top takes one input, the program has {len(graph.inputs)}")
+        x = np.asarray(int_feeds[graph.inputs[0]], np.int64)
+        results: list[bytes] = []
+        for sample in x.reshape(len(x), -1):
+            results.append(self._device.run((sample & 0xFF).astype(np.uint8).tobytes()))
+        outs, at = {}, 0
+        for name, o in zip(graph.outputs, layout.outputs):
+            raw = np.frombuffer(b"".join(r[at:at + o.bytes] for r in results), np.uint8).reshape(len(x), o.bytes)
+            values = raw.astype(np.int8 if o.signed else np.uint8).astype(np.int64)
+            outs[name] = values.reshape((len(x),) + tuple(graph.tensors[name].shape[1:]))
+            at += o.bytes
+        return outs
+
+    def _load(self, folder: Path) -> ModelLayout:
+        """Load `folder`'s program unless it is the one the device holds."""
+        self._open_device(folder)
+        layout = self._programs.get(folder) or ModelLayout.read(folder)
+        if self._device.layout is not layout:
+            rtl = folder / "rtl"
+            self._device.load(layout, (rtl / "program.bin").read_bytes(), (rtl / "weights.bin").read_bytes())
+            self._programs[folder] = layout
+        return layout
+
+    def _open_device(self, folder: Path | None = None) -> None:
+        if self._device is not None:
+            return
+        from .driver import Device
+
+        if self.backend == "pynq":
+            from .pynq import open_pynq
+
+            self._platform, base, size = open_pynq(self.folder, **self._options)
+        else:
+            from .harness import open_harness
+
+            self._platform, base, size = open_harness(folder or self.folder, **self._options)
+        self._device = Device(self._platform, base, size)
+
+
+def _has_target_top(folder: Path) -> bool:
+    return (Path(folder) / "driver" / "model.json").is_file()
+
+
+__all__ = ["Accelerator", "BACKENDS", "load_build"]
