@@ -1,15 +1,20 @@
 """The generated C driver, unmodified, on the Verilated target's top (hlsgen.runtime.c_app): one harness build of
-systolic8x8's top with a C++ AXI4 memory and AXI4-Lite master implementing the platform layer runs two different
-models back to back (digits, then `pools`: each loaded once by CONTROL.load, then an inference per sample with
-its input and outputs through memory), bit-exact against the integer reference. Slow: MLPerf Tiny's ResNet-8
-on systolic16x16, whose input the program keeps in the feature-map image (the driver packs it there)."""
+a target's top with a C++ AXI4 memory and AXI4-Lite master implementing the platform layer runs two different
+models back to back (digits, then `pools`: each loaded once by CONTROL.load, then an inference per sample, the
+outputs through memory), bit-exact against the integer reference: on systolic8x8 the inputs come through memory
+too (IO, INPUT_BASE); with 2 KiB of activation memory both programs keep their input in the feature-map image and
+the driver packs it there. Slow: MLPerf Tiny's ResNet-8 and DS-CNN on the shipped systolic16x16."""
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
+import yaml
 
 from bench import build_root
+from hlsgen.architectures import ARCHITECTURES, calibration_data
 from hlsgen.build_folder import load_build
+from hlsgen.hw.target import builtin_targets
 from hlsgen.cli import main
 from hlsgen.runtime.c_app import build_app, run_app
 from models import model_files
@@ -18,7 +23,14 @@ from models import model_files
 def build(folder: Path, name: str, target: str, *extra: str) -> tuple[Path, np.ndarray, np.ndarray]:
     """(build folder, the integer inputs of its test samples, the integer reference's output bytes)."""
     folder.mkdir(parents=True, exist_ok=True)
-    model, calib, test = model_files(name, folder)
+    if name in ARCHITECTURES:
+        model, calib, test = folder / f"{name}.onnx", folder / "calib.npz", folder / "test.npz"
+        onnx.save(ARCHITECTURES[name](), str(model))
+        key = onnx.load(str(model)).graph.input[0].name
+        np.savez(calib, **{key: calibration_data(onnx.load(str(model)), n=16, seed=0)})
+        np.savez(test, **{key: calibration_data(onnx.load(str(model)), n=3, seed=1)})
+    else:
+        model, calib, test = model_files(name, folder)
     out = folder / "build"
     assert main(["build", str(model), "--target", target, "--calib", str(calib), "-o", str(out), "-q",
                  "--program", "external", *extra]) == 0
@@ -40,16 +52,27 @@ def check(builds, tmp_path):
     return runs
 
 
+def small_maps(folder: Path) -> str:
+    """systolic8x8 with 2 KiB of activation memory: the programs keep their input in the feature-map image."""
+    data = yaml.safe_load(builtin_targets()["systolic8x8"].read_text())
+    data["name"] = "systolic8x8_in2"
+    data["buffers"]["input"]["kib"] = 2
+    path = folder / "systolic8x8_in2.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return str(path)
+
+
 @pytest.mark.rtl
-def test_the_c_driver_runs_two_models_back_to_back(tmp_path):
-    check([build(tmp_path / "digits", "digits", "systolic8x8"), build(tmp_path / "pools", "pools", "systolic8x8")],
-          tmp_path)
+@pytest.mark.parametrize("packed", [False, True], ids=["input_through_memory", "input_packed"])
+def test_the_c_driver_runs_two_models_back_to_back(tmp_path, packed):
+    target = small_maps(tmp_path) if packed else "systolic8x8"
+    runs = check([build(tmp_path / "digits", "digits", target), build(tmp_path / "pools", "pools", target)],
+                 tmp_path)
+    assert all(run.layout.input_in_fmap == packed for run in runs)
 
 
 @pytest.mark.slow
 @pytest.mark.rtl
-def test_the_c_driver_packs_an_input_the_program_keeps_in_memory(tmp_path):
-    resnet = build(tmp_path / "resnet8", "resnet8", "systolic16x16")
-    digits = build(tmp_path / "digits", "digits", "systolic16x16")
-    runs = check([resnet, digits], tmp_path)
-    assert runs[0].layout.input_in_fmap
+def test_the_c_driver_runs_mlperf_tiny_models(tmp_path):
+    check([build(tmp_path / "resnet8", "resnet8", "systolic16x16"),
+           build(tmp_path / "ds_cnn", "ds_cnn", "systolic16x16")], tmp_path)
