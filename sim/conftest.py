@@ -1,10 +1,15 @@
 """Fixtures of the whole-model benches: build folders of the test models, made once per session."""
+import os
 from pathlib import Path
 
 import pytest
 
 from hlsgen.cli import main
 from models import model_files
+
+# The Verilator harness's cache (hlsgen.runtime.harness) beside the benches' builds, not under ~/.cache.
+SIM_BUILD = os.environ.get("HLSGEN_SIM_BUILD", str(Path(__file__).resolve().parents[1] / "sim_build"))
+os.environ.setdefault("HLSGEN_CACHE", SIM_BUILD)
 
 
 @pytest.fixture(scope="session")

@@ -1,0 +1,97 @@
+"""hlsgen.runtime.Accelerator: a build with the target's top runs on the `rtl` backend as on a board (the driver's
+register sequence against the Verilated top, inputs and outputs through memory, the program loaded once), equal
+to the integer reference; `hlsgen run --backend rtl` likewise; a partitioned model's two segments share one
+device, each loaded when its stage runs; a device that does not answer is a one-line DeviceError, never a hang."""
+import numpy as np
+import onnx
+import pytest
+
+from hlsgen.cli import main
+from hlsgen.errors import DeviceError
+from hlsgen.rtl import control
+from hlsgen.runtime import Accelerator
+from hlsgen.runtime.driver import Device
+from hlsgen.runtime.harness import open_harness
+from tests.cli.test_errors import assert_one_line_error, run_cli
+from tests.partition.models import images, two_segment_chain
+from tests.runtime.test_harness import CALIB, EXAMPLE
+
+pytestmark = pytest.mark.rtl
+TEST = EXAMPLE.parent / "test.npz"
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    out = tmp_path_factory.mktemp("accelerator") / "build"
+    assert main(["build", str(EXAMPLE), "--calib", str(CALIB), "--target", "systolic8x8", "--program", "external",
+                 "-o", str(out), "-q"]) == 0
+    return out
+
+
+def test_the_rtl_backend_equals_the_reference_back_to_back(digits):
+    x = np.load(TEST)["image"][:5]
+    with Accelerator(digits, "reference") as reference, Accelerator(digits, "rtl") as rtl:
+        want = reference.run(x)["logits"]
+        got = rtl.run(x)["logits"]
+        assert rtl.last_cycles > 0
+        again = rtl.run(x[:2])["logits"]  # the program stays loaded: no second LOAD
+    assert np.array_equal(got, want) and np.array_equal(again, want[:2])
+
+
+def test_hlsgen_run_with_the_rtl_backend(digits, tmp_path, capsys):
+    code, text, err = run_cli(capsys, "run", str(digits), "--inputs", str(TEST), "-o", str(tmp_path / "rtl.npz"),
+                              "--backend", "rtl")
+    assert code == 0, err
+    assert "rtl: the device's last inference took" in text
+    assert main(["run", str(digits), "--inputs", str(TEST), "-o", str(tmp_path / "ref.npz")]) == 0
+    assert np.array_equal(np.load(tmp_path / "rtl.npz")["logits"], np.load(tmp_path / "ref.npz")["logits"])
+
+
+def test_a_partitioned_models_segments_share_one_device(tmp_path):
+    onnx.save(two_segment_chain(), tmp_path / "chain.onnx")
+    np.savez(tmp_path / "calib.npz", x=images(16, (3, 8, 8)))
+    out = tmp_path / "chain_build"
+    assert main(["build", str(tmp_path / "chain.onnx"), "--calib", str(tmp_path / "calib.npz"), "-o", str(out),
+                 "--target", "systolic8x8", "--program", "external", "-q"]) == 0
+    x = {"x": images(3, (3, 8, 8), seed=5)}
+    with Accelerator(out, "reference") as reference, Accelerator(out, "rtl") as rtl:
+        assert np.array_equal(rtl.run(x)["y"], reference.run(x)["y"])
+
+
+def test_a_run_that_never_finishes_is_a_timeout(digits):
+    platform, base, size = open_harness(digits)
+    try:
+        device = Device(platform, base, size, timeout_us=1)
+        with pytest.raises(DeviceError, match=r"loading the program: no DONE after \d+ us \(CONTROL reads"):
+            device.load(*_images(digits))
+    finally:
+        platform.close()
+
+
+class Unprogrammed:
+    """A bus whose every register reads 0 (an FPGA without its bitstream)."""
+
+    def read(self, offset: int) -> int:
+        return 0
+
+    def write(self, offset: int, value: int) -> None:
+        pass
+
+
+def test_a_device_with_the_wrong_id_is_named(digits):
+    with pytest.raises(DeviceError, match=f"ID register reads 0x00000000, not {control.ident():#010x}"):
+        Device(Unprogrammed(), 0, 1 << 20)
+
+
+def test_the_pynq_backend_off_a_board_says_why(digits, tmp_path, capsys):
+    code, _, err = run_cli(capsys, "run", str(digits), "--inputs", str(TEST), "-o", str(tmp_path / "o.npz"),
+                           "--backend", "pynq")
+    assert code == DeviceError.exit_code
+    assert_one_line_error(err, "--backend pynq runs on a board with PYNQ", "--backend rtl")
+
+
+def _images(folder):
+    from hlsgen.runtime.layout import ModelLayout
+
+    return (ModelLayout.read(folder), (folder / "rtl" / "program.bin").read_bytes(),
+            (folder / "rtl" / "weights.bin").read_bytes())
