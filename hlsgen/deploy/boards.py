@@ -40,6 +40,8 @@ class ProcessingSystem:
     actual_clock_key: str  # and the key Vivado writes the frequency it could make into
     hp_width_key: str
     enable: tuple[tuple[str, str], ...]  # configuration that enables the ports, the clock and the interrupt
+    cpu: str  # the application processor, which runs PYNQ and a partitioned model's host stages
+    cpu_64bit: bool  # PyPI has onnxruntime wheels for 64-bit Arm Linux (aarch64), none for 32-bit Arm
 
 
 ZYNQ7 = ProcessingSystem(
@@ -53,6 +55,7 @@ ZYNQ7 = ProcessingSystem(
     hp_width_key="PCW_S_AXI_HP0_DATA_WIDTH",
     enable=(("PCW_USE_M_AXI_GP0", "1"), ("PCW_USE_S_AXI_HP0", "1"), ("PCW_EN_CLK0_PORT", "1"),
             ("PCW_EN_RST0_PORT", "1"), ("PCW_USE_FABRIC_INTERRUPT", "1"), ("PCW_IRQ_F2P_INTR", "1")),
+    cpu="dual-core 32-bit Arm Cortex-A9", cpu_64bit=False,
 )
 ZYNQMP = ProcessingSystem(
     family="zynqmp", title="Zynq UltraScale+ PS (zynq_ultra_ps_e)", ip="xilinx.com:ip:zynq_ultra_ps_e",
@@ -67,6 +70,7 @@ ZYNQMP = ProcessingSystem(
     enable=(("PSU__USE__M_AXI_GP0", "1"), ("PSU__USE__M_AXI_GP1", "0"), ("PSU__USE__M_AXI_GP2", "0"),
             ("PSU__MAXIGP0__DATA_WIDTH", "32"), ("PSU__USE__S_AXI_GP2", "1"), ("PSU__FPGA_PL0_ENABLE", "1"),
             ("PSU__USE__IRQ0", "1")),
+    cpu="quad-core 64-bit Arm Cortex-A53", cpu_64bit=True,
 )
 PROCESSING_SYSTEMS = {ps.family: ps for ps in (ZYNQ7, ZYNQMP)}
 

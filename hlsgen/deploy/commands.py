@@ -35,7 +35,9 @@ def deploy(build: str, board_name: str, output: str, quiet: bool) -> None:
     block design with the PS, makes the bitstream and .hwh), a PYNQ driver and a README.
 
     BUILD must be built for the board's part with --program external (`hlsgen boards` names the target);
-    otherwise exit 3 names the rebuild. A failed or interrupted deploy leaves DEPLOY as it was.
+    otherwise exit 3 names the rebuild. A model partitioned between host and accelerator deploys whole: each
+    segment checked so (the message names it), one RTL for all, images/<segment>/, and model/ with the host
+    stages, which run on the board's CPU in onnxruntime. A failed or interrupted deploy leaves DEPLOY as it was.
     """
     chosen = board(board_name)
     result = deploy_build(Path(build), chosen, Path(output))

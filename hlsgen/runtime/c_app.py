@@ -52,9 +52,14 @@ def build_app(builds: list[Path], work: Path) -> Path:
 
 
 def run_app(executable: Path, builds: list[Path], inputs: list[np.ndarray], work: Path,
-            read_latency: int = 60, mem_bytes: int = 256 << 20) -> list[AppRun]:
-    """Run the application on `inputs[k]` (integer samples [N, ...] of build k's input) and collect its runs."""
-    args = [str(executable), "--read-latency", str(read_latency), "--mem-bytes", str(mem_bytes), "app",
+            mem_bytes: int = 256 << 20) -> list[AppRun]:
+    """Run the application on `inputs[k]` (integer samples [N, ...] of build k's input) and collect its runs, the
+    memory at the target's read latency and sustained rate."""
+    from ..rtl.sim import build_target
+
+    memory = build_target(builds[0]).external_memory
+    args = [str(executable), "--read-latency", str(memory.read_latency), "--bytes-per-cycle",
+            repr(float(memory.bytes_per_cycle)), "--mem-bytes", str(mem_bytes), "app",
             hex(MEM_BASE), str(mem_bytes - MEM_BASE)]
     for k, (build, x) in enumerate(zip(builds, inputs)):
         samples = np.asarray(x, np.int64).reshape(len(x), -1)

@@ -199,15 +199,18 @@ class HarnessDevice:
     """The harness executable in `serve` mode, as a device: its registers, its memory and its interrupt.
 
     `mem_bytes` of memory at addresses 0 up; `read_latency` cycles from an AR handshake to a burst's first beat
-    (the target's `external_memory.read_latency`); `write_latency` from a burst's last W beat to its response
+    (the target's `external_memory.read_latency`), R beats at `bytes_per_cycle` (its sustained rate; 0: a beat
+    every cycle); `write_latency` from a burst's last W beat to its response
     (None: the read latency); `mhz` simulated cycles per microsecond of `wait`. An `error:` line from the
     harness, or its death, raises HarnessError (a ToolError) with the harness's message."""
 
     def __init__(self, executable: Path, *, mem_bytes: int = 256 << 20, read_latency: int = 60,
-                 write_latency: int | None = None, mhz: float = 200.0, lite_timeout: int = 1000):
+                 write_latency: int | None = None, mhz: float = 200.0, lite_timeout: int = 1000,
+                 bytes_per_cycle: float = 0.0):
         self.executable, self.mem_bytes = Path(executable), mem_bytes
         args = [str(executable), "--mem-bytes", str(mem_bytes), "--read-latency", str(read_latency),
-                "--mhz", repr(float(mhz)), "--lite-timeout", str(lite_timeout)]
+                "--mhz", repr(float(mhz)), "--lite-timeout", str(lite_timeout),
+                "--bytes-per-cycle", repr(float(bytes_per_cycle))]
         if write_latency is not None:
             args += ["--write-latency", str(write_latency)]
         self._stderr = tempfile.TemporaryFile()  # not a pipe: a chatty design ($display) could fill it and stall
@@ -229,6 +232,7 @@ class HarnessDevice:
         target = build_target(folder)
         if target.external_memory is not None:
             options.setdefault("read_latency", target.external_memory.read_latency)
+            options.setdefault("bytes_per_cycle", target.external_memory.bytes_per_cycle)
         options.setdefault("mhz", target.clock_mhz)
         return cls(build_harness(folder / "rtl", top), **options)
 

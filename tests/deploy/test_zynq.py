@@ -176,10 +176,14 @@ def test_a_design_that_does_not_fit_exits_3(capsys, builds, tmp_path, edit, frag
 
 def test_not_a_build_folder_exits_6(capsys, tmp_path):
     (tmp_path / "empty").mkdir()
-    (tmp_path / "whole").mkdir()
+    (tmp_path / "whole").mkdir()  # a partitioned build's marker alone
     (tmp_path / "whole" / "partition.json").write_text("{}")
+    (tmp_path / "edited").mkdir()  # a partition.json that does not read back
+    (tmp_path / "edited" / "partition.json").write_text("{}")
+    (tmp_path / "edited" / "build.json").write_text("{}")
     for folder, fragment in ((tmp_path / "nope", "no such build folder"), (tmp_path / "empty", "not an hlsgen build"),
-                             (tmp_path / "whole", "partitioned between host and accelerator")):
+                             (tmp_path / "whole", "not an hlsgen build folder (no build.json)"),
+                             (tmp_path / "edited", "not a readable hlsgen build folder")):
         code, _, err = run_cli(capsys, "deploy", str(folder), "--board", "pynq-z2", "-o", str(tmp_path / "d"))
         assert code == PathError.exit_code
         assert_one_line_error(err, fragment)

@@ -95,3 +95,21 @@ def _images(folder):
 
     return (ModelLayout.read(folder), (folder / "rtl" / "program.bin").read_bytes(),
             (folder / "rtl" / "weights.bin").read_bytes())
+
+
+@pytest.mark.slow
+def test_a_real_cnn_on_the_rtl_backend_equals_the_reference(tmp_path):
+    """MLPerf Tiny's ResNet-8 on the shipped systolic16x16's top, three images back to back."""
+    from hlsgen.architectures import ARCHITECTURES, calibration_data
+
+    model = ARCHITECTURES["resnet8"]()
+    onnx.save(model, tmp_path / "resnet8.onnx")
+    key = model.graph.input[0].name
+    np.savez(tmp_path / "calib.npz", **{key: calibration_data(model, n=16, seed=0)})
+    out = tmp_path / "build"
+    assert main(["build", str(tmp_path / "resnet8.onnx"), "--calib", str(tmp_path / "calib.npz"), "-o", str(out),
+                 "--target", "systolic16x16", "--program", "external", "-q"]) == 0
+    x = calibration_data(model, n=3, seed=1)
+    with Accelerator(out, "reference") as reference, Accelerator(out, "rtl") as rtl:
+        want, got = reference.run(x), rtl.run(x)
+    assert want.keys() == got.keys() and all(np.array_equal(got[k], want[k]) for k in want)

@@ -15,7 +15,8 @@
  * from an AR handshake to the burst's first R beat; default 60), --write-latency N (from a burst's last W beat to
  * its B response; default the read latency, as the performance model charges a store), --mhz F (cycles per
  * microsecond of hg_platform_wait and WAIT; default 200), --lite-timeout N (cycles a register access may take;
- * default 1000).
+ * default 1000), --bytes-per-cycle F (the R channels' sustained rate, the target's external_memory.bytes_per_cycle:
+ * a beat whenever that many bytes a cycle have accrued; default 0, a beat every cycle).
  *
  * serve: one command a line, each answered on stdout and flushed:
  *   R <offset>              -> <value>            (a register, decimal)
@@ -32,6 +33,7 @@
  * Ports served (the builder greps the top's port list and defines what it finds): HG_HAS_WEIGHTS_PORT m_axi_*
  * (read only), HG_HAS_FMAP_PORT m_axi_fmap_*, HG_HAS_IO_PORT m_axi_io_*, HG_HAS_S_AXIS (tied idle: inputs go
  * through memory), HG_HAS_M_AXIS (always ready; every beat's bytes are kept for STREAM). */
+#include <algorithm>
 #include <cerrno>
 #include <cinttypes>
 #include <cmath>
@@ -94,15 +96,20 @@ struct Memory {
 // so the two never form a combinational loop.
 class AxiSlave {
 public:
-    AxiSlave(const char *name, Memory &mem, unsigned bus_bytes, uint64_t read_latency, uint64_t write_latency)
-        : name_(name), mem_(mem), bus_(bus_bytes), read_latency_(read_latency), write_latency_(write_latency) {
+    AxiSlave(const char *name, Memory &mem, unsigned bus_bytes, uint64_t read_latency, uint64_t write_latency,
+             double rate)
+        : name_(name), mem_(mem), bus_(bus_bytes), read_latency_(read_latency), write_latency_(write_latency),
+          rate_(rate), credit_(double(bus_bytes)) {
         if (bus_bytes > kMaxBusBytes || (bus_bytes & (bus_bytes - 1)) != 0)
             fail("%s: a %u-byte data bus is not supported", name, bus_bytes);
     }
 
     // Decide this cycle's R and B beats (valid, data) from the state at the clock edge that began it.
     void begin_cycle(uint64_t now) {
-        rvalid_ = !reads_.empty() && reads_.front().due <= now;
+        // R beats at the sustained rate: a beat's bytes of credit earned per beat, up to two beats' worth saved
+        // while idle (as hlsgen.rtl.cocotb_model.dram_pauses paces the stream testbench's memory)
+        if (rate_ > 0.0) credit_ = std::min(credit_ + rate_, 2.0 * double(bus_));
+        rvalid_ = !reads_.empty() && reads_.front().due <= now && (rate_ <= 0.0 || credit_ >= double(bus_));
         if (rvalid_) {
             const Burst &b = reads_.front();
             std::memcpy(rdata_, mem_.bytes + word_of(b, b.done), bus_);
@@ -121,6 +128,7 @@ public:
         reads_.push_back(checked("read", addr, len, size, burst, id, now + read_latency_));
     }
     void read_beat() {
+        if (rate_ > 0.0) credit_ -= double(bus_);
         if (++reads_.front().done == reads_.front().beats) reads_.pop_front();
     }
     void write_address(uint64_t addr, unsigned len, unsigned size, unsigned burst, unsigned id) {
@@ -196,6 +204,7 @@ private:
     Memory &mem_;
     unsigned bus_;
     uint64_t read_latency_, write_latency_;
+    double rate_, credit_;  // bytes per cycle the R channel sustains (0: a beat every cycle), and earned
     std::deque<Burst> reads_, writes_;
     std::deque<WriteBeat> data_;
     std::deque<Response> responses_;
@@ -207,6 +216,7 @@ struct Options {
     uint64_t mem_bytes = uint64_t(256) << 20;
     uint64_t read_latency = 60;
     int64_t write_latency = -1;  // -1: the read latency
+    double bytes_per_cycle = 0.0;  // the R channels' sustained rate (0: a beat every cycle)
     double mhz = 200.0;
     uint64_t lite_timeout = 1000;
 };
@@ -264,13 +274,15 @@ public:
         : mem(o.mem_bytes), mhz_(o.mhz), lite_timeout_(o.lite_timeout), context_(new VerilatedContext),
           top_(new Vtop(context_.get(), "top"))
 #ifdef HG_HAS_WEIGHTS_PORT
-          , weights_("m_axi", mem, sizeof(top_->m_axi_rdata), o.read_latency, 0)
+          , weights_("m_axi", mem, sizeof(top_->m_axi_rdata), o.read_latency, 0, o.bytes_per_cycle)
 #endif
 #ifdef HG_HAS_FMAP_PORT
-          , fmap_("m_axi_fmap", mem, sizeof(top_->m_axi_fmap_rdata), o.read_latency, write_latency(o))
+          , fmap_("m_axi_fmap", mem, sizeof(top_->m_axi_fmap_rdata), o.read_latency, write_latency(o),
+                  o.bytes_per_cycle)
 #endif
 #ifdef HG_HAS_IO_PORT
-          , io_("m_axi_io", mem, sizeof(top_->m_axi_io_rdata), o.read_latency, write_latency(o))
+          , io_("m_axi_io", mem, sizeof(top_->m_axi_io_rdata), o.read_latency, write_latency(o),
+                  o.bytes_per_cycle)
 #endif
     {
 #ifdef HG_HAS_S_AXIS
@@ -593,12 +605,17 @@ int main(int argc, char **argv) {
         else if (name == "--read-latency") o.read_latency = option_number("--read-latency", value);
         else if (name == "--write-latency") o.write_latency = int64_t(option_number("--write-latency", value));
         else if (name == "--lite-timeout") o.lite_timeout = option_number("--lite-timeout", value);
-        else if (name == "--mhz") {
+        else if (name == "--bytes-per-cycle") {
+            char *end = nullptr;
+            o.bytes_per_cycle = value ? std::strtod(value, &end) : -1.0;
+            if (value == nullptr || *end != '\0' || o.bytes_per_cycle < 0.0)
+                fail("--bytes-per-cycle wants a number of bytes (0: a beat every cycle)");
+        } else if (name == "--mhz") {
             char *end = nullptr;
             o.mhz = value ? std::strtod(value, &end) : 0.0;
             if (value == nullptr || *end != '\0' || !(o.mhz > 0.0)) fail("--mhz wants a positive number");
         } else {
-            fail("unknown option %s (--mem-bytes, --read-latency, --write-latency, --mhz, --lite-timeout)", argv[k]);
+            fail("unknown option %s (--mem-bytes, --read-latency, --write-latency, --bytes-per-cycle, --mhz, --lite-timeout)", argv[k]);
         }
         ++k;
     }
