@@ -123,8 +123,6 @@ def _features(rng, prof: Profile, spec: ModelSpec) -> ModelSpec:
             spec = replace(spec, outputs=outputs)
     if spec.annotation == "qonnx" and (spec.outputs or any(layer.kind == "host" for layer in layers)):
         spec = replace(spec, annotation="qdq", bits=8)  # the host (onnxruntime) runs no QONNX Quant
-    if len(spec.outputs) > 1 and spec.program == "external":  # the target's top streams one output map
-        spec = replace(spec, program="rom")
     return spec
 
 

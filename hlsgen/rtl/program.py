@@ -40,7 +40,7 @@ from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
 from ..ops.registry import UnsupportedAttribute
 from ..ops.resize import first_row_repeat, interpolation_fields, resize_edge_pads
-from .overlay import Overlay, OverlayFitError, check_fits, overlay
+from .overlay import MAX_INPUTS, MAX_OUTPUTS, Overlay, OverlayFitError, check_fits, overlay
 from .weight_rom import WeightSlices, slices_per_word
 from .words import (MAX_POOL, MAX_UPSAMPLING, MIN_DIM_W, MULT_W, SHIFT_W, STRIDE_W, VEC_MULT_W, divisor_word,
                     param_word, tap_word, verilog_parameters)
@@ -184,18 +184,18 @@ class _Compiler:
         if self.target.array.dataflow != "weight_stationary":
             raise MappingError("the RTL implements the weight-stationary dataflow only "
                                         f"(target {self.target.name} is {self.target.array.dataflow})")
-        if len(g.inputs) > 1 and self.mapping.program_external:
-            raise OverlayFitError(f"the target's top (--program external) streams one input map, the model has "
-                                  f"{len(g.inputs)}: --program rom streams them in turn")
+        if len(g.inputs) > MAX_INPUTS and self.mapping.program_external:
+            raise OverlayFitError(f"the target's top (--program external) takes up to {MAX_INPUTS} input maps, the "
+                                  f"model has {len(g.inputs)}: --program rom streams them in turn")
         if len(g.inputs) > 1 and self.mapping.images > 1:
             raise MappingError(f"--batch {self.mapping.images}: the RTL takes a batch of a model with one input "
                                f"(the model has {len(g.inputs)})")
         if len(g.inputs) > 1 and self.mapping.input_in_dram:
             raise MappingError(f"the model's {len(g.inputs)} inputs do not all fit on chip: the RTL streams "
                                "several inputs into the activation memory only")
-        if len(g.outputs) > 1 and self.mapping.program_external:
-            raise OverlayFitError(f"the target's top (--program external) streams one output map, the model has "
-                                  f"{len(g.outputs)}: --program rom streams them in turn")
+        if len(g.outputs) > MAX_OUTPUTS and self.mapping.program_external:
+            raise OverlayFitError(f"the target's top (--program external) sends up to {MAX_OUTPUTS} output maps, "
+                                  f"the model has {len(g.outputs)}: --program rom streams them in turn")
         if self.mapping.images > 1 and self.mapping.program_external:
             raise MappingError(f"--batch {self.mapping.images}: the target's top (--program external) runs one "
                                "image per call; build the batch with --program rom")

@@ -7,21 +7,27 @@ lookup-table entries, the divisor words and the move table (the dma rows, at the
 hold it; beat 0 holds its lowest bits, little-endian as an AXI4 slave puts byte k on bits [8k, 8k + 8)) and
 sits at an offset that is a multiple of its size, so every entry is one burst that never crosses a 4 KiB
 page once the image's base is aligned to `slot_bytes`. The header is HEADER_BITS of 32-bit words: MAGIC and
-VERSION, each table's entry count, then the input and the output map's geometry (HEADER_WORDS).
+VERSION, each table's entry count, then the input and output maps' counts and geometry (HEADER_WORDS).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .overlay import MAX_INPUTS, MAX_OUTPUTS
 from .program import Program
 from .words import divisor_word
 
 MAGIC = 0x4850  # "HP"
-VERSION = 3  # 2: the move table; 3: the input's and the outputs' elements (inputs and outputs through memory)
-HEADER_BITS = 1024
-# after word 0 (MAGIC << 16 | VERSION) and one count per table: the maps' geometry, as the top slices it
-HEADER_WORDS = ("in_base", "in_lg", "in_pixels", "in_channels", "in_plane", "in_dram", "out_base", "out_lg",
-                "out_pixels", "out_channels", "out_plane", "in_elements", "out_elements")
+VERSION = 4  # 2: the move table; 3: the input's and outputs' elements; 4: up to MAX_INPUTS and MAX_OUTPUTS maps
+HEADER_BITS = 2048
+# after word 0 (MAGIC << 16 | VERSION) and one count per table: the maps' counts and totals, then each input
+# map's and each output map's geometry in three words (`place`: base in [23:0], lg in [26:24], plane in bit 28;
+# pixels; channels), as the top slices them
+MAP_WORDS = ("place", "pixels", "channels")
+HEADER_WORDS = ("in_maps", "out_maps", "in_dram", "in_elements", "out_elements",
+                *(f"in{k}_{w}" for k in range(MAX_INPUTS) for w in MAP_WORDS),
+                *(f"out{k}_{w}" for k in range(MAX_OUTPUTS) for w in MAP_WORDS))
+PLACE_LG, PLACE_PLANE = 24, 28  # the bits of a `place` word past the base
 
 
 @dataclass(frozen=True)
@@ -70,12 +76,17 @@ def slot_bytes(tables_: tuple[Table, ...], data_bits: int) -> int:
 
 
 def header(program: Program) -> dict[str, int]:
-    """The maps' geometry words (HEADER_WORDS)."""
-    inp, out = program.maps[program.input_map], program.outputs[0]
-    return {"in_base": inp.base, "in_lg": inp.lg, "in_pixels": inp.pixels, "in_channels": inp.channels,
-            "in_plane": inp.plane, "in_dram": int(program.input_in_dram), "out_base": out.base, "out_lg": out.lg,
-            "out_pixels": out.pixels, "out_channels": out.channels, "out_plane": out.plane,
-            "in_elements": inp.pixels * inp.channels, "out_elements": out.pixels * out.channels}
+    """The maps' words (HEADER_WORDS; the maps a model lacks are 0)."""
+    words = dict.fromkeys(HEADER_WORDS, 0)
+    words |= {"in_maps": len(program.inputs), "out_maps": len(program.outputs),
+              "in_dram": int(program.input_in_dram),
+              "in_elements": sum(m.pixels * m.channels for m in program.inputs),
+              "out_elements": sum(m.pixels * m.channels for m in program.outputs)}
+    for side, maps in (("in", program.inputs), ("out", program.outputs)):
+        for k, m in enumerate(maps):
+            words |= {f"{side}{k}_place": m.base | m.lg << PLACE_LG | m.plane << PLACE_PLANE,
+                      f"{side}{k}_pixels": m.pixels, f"{side}{k}_channels": m.channels}
+    return words
 
 
 def program_image(program: Program, fields: list[tuple[str, int]], moves: list[tuple[str, int]]) -> bytes:

@@ -17,8 +17,8 @@ from ..templating import make_environment, render_with
 from . import rtl_sources
 from .program import Program
 from .fmap_dma import B_LATENCY
-from .overlay import AXI_ADDR_BITS
-from .program_image import HEADER_WORDS, header_beats, program_image, slot_bytes, tables
+from .overlay import AXI_ADDR_BITS, MAX_INPUTS, MAX_OUTPUTS
+from .program_image import HEADER_WORDS, PLACE_LG, PLACE_PLANE, header_beats, program_image, slot_bytes, tables
 from .weight_dma import (RAM_LATENCY, tile_words, tiles_ahead, weight_depth, weight_image,
                          word_beats)
 from .words import POOL_W, SHIFT_W, UP_W, VEC_MULT_W, Z_W
@@ -178,6 +178,7 @@ def write_rtl(program: Program, folder: Path) -> RtlFiles:
         pool_depth=ov.pool_depth if ov else _pool_depth(program), layer_count=layer_count(program),
         move_count=move_count(program),
         ld=_load_buses(program, fields), batched=program.images > 1, img_w=max((program.images - 1).bit_length(), 1),
+        max_inputs=MAX_INPUTS, max_outputs=MAX_OUTPUTS, place_lg=PLACE_LG, place_plane=PLACE_PLANE,
     )
     (folder / f"{top}.v").write_text(render("top.v.j2", **context))
     (folder / f"{top}_tb.v").write_text(render("tb.v.j2", **context))

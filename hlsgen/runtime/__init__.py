@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ..build_folder import load_build
-from ..errors import DataError, UsageError
+from ..errors import UsageError
 from ..partition.whole import SingleBuild, WholeModel, is_partitioned, prove, segment_folder
 from .layout import ModelLayout
 
@@ -87,17 +87,15 @@ class Accelerator:
         """The integer outputs of N samples, one inference at a time on the device (the program loaded once)."""
         layout = self._load(folder)
         graph = quantized.graph
-        if len(graph.inputs) != 1:
-            raise DataError(f"{folder}: the target's top takes one input, the program has {len(graph.inputs)}")
-        x = np.asarray(int_feeds[graph.inputs[0]], np.int64)
-        results: list[bytes] = []
-        for sample in x.reshape(len(x), -1):
-            results.append(self._device.run((sample & 0xFF).astype(np.uint8).tobytes()))
+        count = len(int_feeds[graph.inputs[0]])
+        # a sample's inputs one after another, in graph-input order, a byte per element
+        samples = np.concatenate([np.asarray(int_feeds[t], np.int64).reshape(count, -1) for t in graph.inputs], axis=1)
+        results = [self._device.run((sample & 0xFF).astype(np.uint8).tobytes()) for sample in samples]
         outs, at = {}, 0
         for name, o in zip(graph.outputs, layout.outputs):
-            raw = np.frombuffer(b"".join(r[at:at + o.bytes] for r in results), np.uint8).reshape(len(x), o.bytes)
+            raw = np.frombuffer(b"".join(r[at:at + o.bytes] for r in results), np.uint8).reshape(count, o.bytes)
             values = raw.astype(np.int8 if o.signed else np.uint8).astype(np.int64)
-            outs[name] = values.reshape((len(x),) + tuple(graph.tensors[name].shape[1:]))
+            outs[name] = values.reshape((count,) + tuple(graph.tensors[name].shape[1:]))
             at += o.bytes
         return outs
 

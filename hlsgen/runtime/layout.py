@@ -3,8 +3,8 @@ register map (hlsgen/rtl/control.py): the images' sizes, the input's and outputs
 input goes when the program reads it from the feature-map image. Written once per build as OUT/driver/model.json;
 the C driver's descriptor (hlsgen_model_<name>.c) and the Python runtime (hlsgen.runtime.driver) both read it.
 
-Inputs and outputs through memory are one byte per element, [channel][row][col], the outputs one after
-another in graph-output order (as the output stream sends them); when the program keeps the input in the
+Inputs and outputs through memory are one byte per element, [channel][row][col], the inputs one after another
+in graph-input order and the outputs in graph-output order (as the streams carry them); when the program keeps the input in the
 feature-map image, the host packs it there instead (hlsgen.hw.dram.pack_map: word (c / G) * pixels + pixel,
 byte j channel (c / G) * G + (j mod G))."""
 from __future__ import annotations
@@ -20,7 +20,9 @@ LAYOUT_FILE = "model.json"
 
 
 @dataclass(frozen=True)
-class Output:
+class Tensor:
+    """An input or output map: its elements, one byte each, [channel][row][col]."""
+
     name: str
     bytes: int
     shape: tuple[int, ...]
@@ -36,16 +38,17 @@ class ModelLayout:
     program_bytes: int
     weights_bytes: int
     fmap_bytes: int
-    input_name: str
-    input_shape: tuple[int, ...]
-    input_bytes: int
-    input_signed: bool
+    inputs: tuple[Tensor, ...]  # in graph-input order: their bytes one after another
     input_in_fmap: bool
     input_word: int  # where the packed input starts in the feature-map image (input_in_fmap)
     input_channels: int
     input_pixels: int
     input_banks: int  # G
-    outputs: tuple[Output, ...]
+    outputs: tuple[Tensor, ...]  # in graph-output order: their bytes one after another
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(i.bytes for i in self.inputs)
 
     @property
     def output_bytes(self) -> int:
@@ -62,8 +65,10 @@ class ModelLayout:
 
     @classmethod
     def from_json(cls, data: dict) -> "ModelLayout":
-        outputs = tuple(Output(o["name"], o["bytes"], tuple(o["shape"]), o["signed"]) for o in data["outputs"])
-        return cls(**{**data, "input_shape": tuple(data["input_shape"]), "outputs": outputs})
+        def tensors(key):
+            return tuple(Tensor(t["name"], t["bytes"], tuple(t["shape"]), t["signed"]) for t in data[key])
+
+        return cls(**{**data, "inputs": tensors("inputs"), "outputs": tensors("outputs")})
 
     @classmethod
     def read(cls, folder: Path) -> "ModelLayout":
@@ -84,12 +89,14 @@ def layout_of(program, program_bytes: int, weights_bytes: int) -> ModelLayout:
 
     inp = program.maps[program.input_map]
     t = program.target
+
+    def tensors(maps) -> tuple[Tensor, ...]:
+        return tuple(Tensor(m.tensor, m.channels * m.pixels, (m.channels, m.height, m.width), m.quant.signed)
+                     for m in maps)
+
     return ModelLayout(
         name=program.name, target=t.name, rows=program.rows, cols=program.cols, program_bytes=program_bytes,
-        weights_bytes=weights_bytes, fmap_bytes=image_bytes(program), input_name=inp.tensor,
-        input_shape=(inp.channels, inp.height, inp.width), input_bytes=inp.channels * inp.pixels,
-        input_signed=inp.quant.signed, input_in_fmap=program.input_in_dram,
-        input_word=inp.dram_base if program.input_in_dram else 0, input_channels=inp.channels,
-        input_pixels=inp.pixels, input_banks=inp.banks,
-        outputs=tuple(Output(o.tensor, o.channels * o.pixels, (o.channels, o.height, o.width), o.quant.signed)
-                      for o in program.outputs))
+        weights_bytes=weights_bytes, fmap_bytes=image_bytes(program), inputs=tensors(program.inputs),
+        input_in_fmap=program.input_in_dram, input_word=inp.dram_base if program.input_in_dram else 0,
+        input_channels=inp.channels, input_pixels=inp.pixels, input_banks=inp.banks,
+        outputs=tensors(program.outputs))

@@ -32,7 +32,8 @@ typedef struct {
     uint32_t program_bytes;       /* program.bin */
     uint32_t weights_bytes;       /* weights.bin */
     uint32_t fmap_bytes;          /* the feature-map image the program uses (0: none) */
-    uint32_t input_bytes;         /* the input's elements, one byte each, [channel][row][col] */
+    uint32_t input_bytes;         /* the inputs' elements, one byte each, [channel][row][col], one input after
+                                     another in graph-input order */
     uint32_t input_in_fmap;       /* 1: the program reads the input from the feature-map image, packed */
     uint32_t input_word;          /*    at this word (rows bytes each) of the image, */
     uint32_t input_channels;      /*    channels, */
@@ -58,7 +59,7 @@ typedef struct {
 int hg_init(hg_device *dev, hg_platform *platform, uint64_t mem_base, uint64_t mem_bytes);
 /* Copy the images into device memory, set the bases and IO, LOAD the program and wait for DONE. */
 int hg_load(hg_device *dev, const hg_model *model, const void *program, const void *weights);
-/* One inference: `input` (model->input_bytes) in, START, wait for DONE, every output into `outputs`
+/* One inference: `input` (model->input_bytes: every input) in, START, wait for DONE, every output into `outputs`
  * (the sum of output_bytes, graph-output order). */
 int hg_run(hg_device *dev, const void *input, void *outputs);
 /* The sum of a model's output_bytes. */

@@ -1,7 +1,8 @@
 """Models with several inputs or outputs (issue 25): the program compiler gives the RTL every input and output
 map in graph order, the generated top takes the inputs one after another on s_axis and streams the outputs one
 after another on m_axis (lint-clean), the performance model charges every input's and output's elements, `hlsgen sim` compares each output by name, and what the RTL does not do is refused by
-name. The Verilator simulations are sim/test_model_multi_output.py's."""
+name. The target's top (--program external) reads up to MAX_INPUTS and MAX_OUTPUTS maps from program.bin's header.
+The Verilator simulations are sim/test_model_multi_output.py's."""
 from types import SimpleNamespace
 
 import numpy as np
@@ -12,6 +13,7 @@ from hlsgen.hw import load_target, map_model
 from hlsgen.hw.cycles import STREAM_LATENCY
 from hlsgen.rtl.overlay import OverlayFitError
 from hlsgen.rtl.program import compile_program
+from hlsgen.rtl.program_image import header
 from hlsgen.rtl.render import write_rtl
 from hlsgen.rtl.sim import _compare
 from hlsgen.rtl.toolchain import lint
@@ -54,9 +56,23 @@ def test_a_top_with_several_outputs_is_lint_clean(name, target, tmp_path):
         assert ok, messages
 
 
-def test_the_target_s_top_refuses_several_outputs_by_name():
+@pytest.mark.parametrize("name", ["two_heads", "add_input"])
+def test_the_target_s_top_takes_several_maps_from_its_header(name, tmp_path):
+    graph = _quantize({**MODELS, **INPUT_MODELS}[name]())
+    program = compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
+    words = header(program)
+    assert (words["in_maps"], words["out_maps"]) == (len(graph.inputs), len(graph.outputs))
+    assert words["out_elements"] == sum(int(np.prod(graph.shape(t))) for t in graph.outputs)
+    files = write_rtl(program, tmp_path)
+    for top in (files.top, files.tb):
+        ok, messages = lint(list(files.sources), top)
+        assert ok, messages
+
+
+def test_the_target_s_top_refuses_more_maps_than_its_header_holds(monkeypatch):
     graph = graph_of("two_heads")
-    with pytest.raises(OverlayFitError, match="streams one output map, the model has 2: --program rom"):
+    monkeypatch.setattr("hlsgen.rtl.program.MAX_OUTPUTS", 1)
+    with pytest.raises(OverlayFitError, match="sends up to 1 output maps, the model has 2: --program rom"):
         compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
 
 
@@ -82,12 +98,6 @@ def test_a_top_with_several_inputs_is_lint_clean(name, tmp_path):
     for top in (files.top, files.tb):
         ok, messages = lint(list(files.sources), top)
         assert ok, messages
-
-
-def test_the_target_s_top_refuses_several_inputs_by_name():
-    graph = _quantize(add_input_model())
-    with pytest.raises(OverlayFitError, match="streams one input map, the model has 2: --program rom"):
-        compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
 
 
 def test_a_mismatch_names_its_output():

@@ -39,11 +39,13 @@ def test_the_rtl_backend_equals_the_reference_back_to_back(digits):
 
 
 def test_hlsgen_run_with_the_rtl_backend(digits, tmp_path, capsys):
-    code, text, err = run_cli(capsys, "run", str(digits), "--inputs", str(TEST), "-o", str(tmp_path / "rtl.npz"),
+    test = tmp_path / "test.npz"
+    np.savez(test, **{k: v[:40] for k, v in np.load(TEST).items()})
+    code, text, err = run_cli(capsys, "run", str(digits), "--inputs", str(test), "-o", str(tmp_path / "rtl.npz"),
                               "--backend", "rtl")
     assert code == 0, err
-    assert "rtl: the device's last inference took" in text
-    assert main(["run", str(digits), "--inputs", str(TEST), "-o", str(tmp_path / "ref.npz")]) == 0
+    assert "rtl: the device's last inference took" in text and "top-1 accuracy" in text
+    assert main(["run", str(digits), "--inputs", str(test), "-o", str(tmp_path / "ref.npz")]) == 0
     assert np.array_equal(np.load(tmp_path / "rtl.npz")["logits"], np.load(tmp_path / "ref.npz")["logits"])
 
 
@@ -113,3 +115,24 @@ def test_a_real_cnn_on_the_rtl_backend_equals_the_reference(tmp_path):
     with Accelerator(out, "reference") as reference, Accelerator(out, "rtl") as rtl:
         want, got = reference.run(x), rtl.run(x)
     assert want.keys() == got.keys() and all(np.array_equal(got[k], want[k]) for k in want)
+
+
+@pytest.mark.parametrize("name", ["three_outputs", pytest.param("concat_inputs", marks=pytest.mark.slow)])
+def test_several_inputs_and_outputs_through_the_targets_top(name, tmp_path):
+    """The header's maps: streamed in the stream testbench (--verify rtl) and through memory on the device."""
+    import json
+
+    from tests.rtl.multi_output import concat_inputs_model, three_outputs_model
+
+    model = {"three_outputs": three_outputs_model, "concat_inputs": concat_inputs_model}[name]()
+    onnx.save(model, tmp_path / f"{name}.onnx")
+    out = tmp_path / "build"
+    assert main(["build", str(tmp_path / f"{name}.onnx"), "--target", "systolic8x8", "--input-range", "0,1", "-o",
+                 str(out), "-q", "--program", "external", "--verify", "rtl"]) == 0
+    assert json.loads((out / "report.json").read_text())["rtl_simulation"]["without_backpressure"]["bit_exact"]
+    rng = np.random.default_rng(0)
+    x = {i.name: rng.random([3] + [d.dim_value for d in i.type.tensor_type.shape.dim][1:]).astype(np.float32)
+         for i in model.graph.input}
+    with Accelerator(out, "reference") as reference, Accelerator(out, "rtl") as rtl:
+        want, got = reference.run(x), rtl.run(x)
+    assert len(want) == len(model.graph.output) and all(np.array_equal(got[k], want[k]) for k in want)
