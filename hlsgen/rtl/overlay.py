@@ -25,7 +25,7 @@ MAX_CHANNELS = 4096
 MAX_POOLED_ROW = 1024  # the writer's pooling row buffer (a fused MaxPool's widest input row)
 MAX_STRIDE_BITS = STRIDE_W + 1  # strides up to 31
 MAX_INPUTS = 4  # input maps the program image's header describes (streamed, or read through memory, in turn)
-MAX_OUTPUTS = 8  # output maps likewise (a detector's heads, a segment's several outputs)
+MAX_OUTPUTS = 12  # output maps likewise (a detector's heads: 3 levels x 3 heads fit; a segment's several outputs)
 MIN_WEIGHT_BITS = 2  # the narrowest weights quantization gives (the weight DMA's lookahead is sized by them)
 
 

@@ -13,7 +13,7 @@
 extern "C" {
 #endif
 
-#define HG_MAX_OUTPUTS 8
+#define HG_MAX_OUTPUTS 12  /* hlsgen.rtl.overlay.MAX_OUTPUTS */
 
 enum {
     HG_OK = 0,

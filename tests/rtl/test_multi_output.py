@@ -13,8 +13,8 @@ from hlsgen.hw import load_target, map_model
 from hlsgen.hw.cycles import STREAM_LATENCY
 from hlsgen.rtl.overlay import OverlayFitError
 from hlsgen.rtl.program import compile_program
-from hlsgen.rtl.program_image import header
-from hlsgen.rtl.render import write_rtl
+from hlsgen.rtl.program_image import HEADER_BITS, header, tables
+from hlsgen.rtl.render import config_fields, move_fields, write_rtl
 from hlsgen.rtl.sim import _compare
 from hlsgen.rtl.toolchain import lint
 from tests.hw.models import _quantize
@@ -61,6 +61,7 @@ def test_the_target_s_top_takes_several_maps_from_its_header(name, tmp_path):
     graph = _quantize({**MODELS, **INPUT_MODELS}[name]())
     program = compile_program(map_model(graph, load_target("systolic8x8"), program="external"), graph)
     words = header(program)
+    assert 1 + len(tables(program, config_fields(program), move_fields(program))) + len(words) <= HEADER_BITS // 32
     assert (words["in_maps"], words["out_maps"]) == (len(graph.inputs), len(graph.outputs))
     assert words["out_elements"] == sum(int(np.prod(graph.shape(t))) for t in graph.outputs)
     files = write_rtl(program, tmp_path)

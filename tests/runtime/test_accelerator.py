@@ -136,3 +136,21 @@ def test_several_inputs_and_outputs_through_the_targets_top(name, tmp_path):
     with Accelerator(out, "reference") as reference, Accelerator(out, "rtl") as rtl:
         want, got = reference.run(x), rtl.run(x)
     assert len(want) == len(model.graph.output) and all(np.array_equal(got[k], want[k]) for k in want)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name, shape", [("fpn_detector", "input:1x3x64x64"), ("ssd_uint8_nhwc", None)])
+def test_torch_exported_detectors_on_the_rtl_backend(name, shape, tmp_path):
+    """Whole detectors (tests/data/exporters: host decode heads, the FPN's 9 outputs through memory) on the
+    shipped systolic16x16's top, equal to the reference."""
+    from pathlib import Path
+
+    data = Path(__file__).resolve().parents[1] / "data" / "exporters"
+    out = tmp_path / "build"
+    assert main(["build", str(data / f"{name}.onnx"), "--calib", str(data / f"{name}_calib.npz"), "-o", str(out),
+                 "--target", "systolic16x16", "--program", "external", "-q",
+                 *(["--input-shape", shape] if shape else [])]) == 0
+    x = {k: v[:2] for k, v in np.load(data / f"{name}_calib.npz").items()}
+    with Accelerator(out, "reference") as reference, Accelerator(out, "rtl") as rtl:
+        want, got = reference.run(x), rtl.run(x)
+    assert len(want) > 1 and all(np.array_equal(got[k], want[k]) for k in want)
