@@ -16,7 +16,6 @@ from pathlib import Path
 
 import numpy as np
 
-from ..build_folder import load_build
 from ..errors import UsageError
 from ..partition.whole import SingleBuild, WholeModel, is_partitioned, prove, segment_folder
 from .layout import ModelLayout
@@ -129,4 +128,4 @@ def _has_target_top(folder: Path) -> bool:
     return (Path(folder) / "driver" / "model.json").is_file()
 
 
-__all__ = ["Accelerator", "BACKENDS", "load_build"]
+__all__ = ["Accelerator", "BACKENDS"]
