@@ -14,7 +14,7 @@ import onnx
 import pytest
 
 from hlsgen.cli import main
-from hlsgen.deploy.zynq import MODEL_FILES
+from hlsgen.deploy.checks import MODEL_FILES
 from hlsgen.errors import MappingError, PathError
 from hlsgen.runtime import Accelerator
 from hlsgen.runtime.pynq import _layouts
