@@ -13,6 +13,7 @@ from ..hw import load_target
 from ..partition.plan import ACCELERATOR, HOST, Partition
 from ..partition.whole import PARTITION_FILE, is_partitioned, segment_folder
 from ..paths import reading_build
+from ..rtl.emit import design_verilog
 from .boards import Board, same_device
 from .ports import TopInterfaces, interfaces, read_ports
 
@@ -143,9 +144,9 @@ def _check_partitioned(build: Path, board: Board) -> CheckedBuild:
     first = segments[0]
     top = reports[first].top
     ports = _interfaces(segment_folder(build, first), top, f"{build}: {first}")
-    first_verilog = verilog(segment_folder(build, first))
+    first_verilog = design_verilog(segment_folder(build, first))
     for name in segments[1:]:
-        other = verilog(segment_folder(build, name))
+        other = design_verilog(segment_folder(build, name))
         differs = sorted(f for f in set(first_verilog) | set(other) if first_verilog.get(f) != other.get(f))
         if differs:
             raise MappingError(f"{build}: {name}'s Verilog differs from {first}'s ({', '.join(differs[:3])}"
@@ -220,11 +221,6 @@ def _interfaces(build: Path, top: str, who: str) -> TopInterfaces:
                         "gives it its input and takes its outputs in DDR; rebuild it with `hlsgen build --program "
                         "external`")
     return ports
-
-
-def verilog(build: Path) -> dict[str, bytes]:
-    """A build's Verilog, the testbenches left out: what DEPLOY/rtl holds."""
-    return {p.name: p.read_bytes() for p in sorted((build / "rtl").glob("*.v")) if not p.name.endswith("_tb.v")}
 
 
 def _rtl_status(verification) -> str:

@@ -18,11 +18,12 @@ from .. import __version__
 from ..errors import PathError
 from ..npz_io import LABELS_KEY
 from ..partition.plan import ACCELERATOR, HOST
+from ..rtl.emit import design_verilog
 from ..staging import staging_for
 from ..templating import make_environment, render_with
 from .boards import Board, size_text
 from .checks import (IMAGES, MARKER, MODEL_FILES, MODEL_FOLDERS, WHOLE_FILES, WHOLE_FOLDERS, CheckedBuild,
-                     check_build, check_out, verilog)
+                     check_build, check_out)
 from .ports import CONTROL
 
 VIVADO = "2023.2"  # the version the tcl is written for (its IP versions are looked up, not named)
@@ -70,7 +71,7 @@ def _notices(checked: CheckedBuild) -> list[str]:
 
 
 def _write(folder: Path, checked: CheckedBuild, board: Board, name: str, deploy_name: str) -> None:
-    for file, text in verilog(checked.programs[0].folder).items():  # every program's, checked byte-identical
+    for file, text in design_verilog(checked.programs[0].folder).items():  # every program's, checked byte-identical
         _write_bytes(folder / "rtl" / file, text)
     if checked.partitioned:
         build = checked.folder

@@ -33,3 +33,9 @@ def write_build_rtl(folder: Path, mapping: Mapping, graph: Graph, notices: list[
         return summary | {"top": files.top, "program_image_bytes": files.program_image.stat().st_size,
                           "weight_image_bytes": files.weight_image.stat().st_size}
     return summary | {"weight_rom_bits": program.weight_rom_bits}
+
+
+def design_verilog(build: Path) -> dict[str, bytes]:
+    """A build folder's Verilog without the testbenches (`*_tb.v`): the design a board or a harness takes. Builds
+    with the target's top for one target have the same."""
+    return {p.name: p.read_bytes() for p in sorted((build / "rtl").glob("*.v")) if not p.name.endswith("_tb.v")}

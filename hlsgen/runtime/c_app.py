@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import MismatchError, ToolError
+from ..rtl.emit import design_verilog
 from ..templating import make_environment, render_with
 from .c_driver import FOLDER
 from .harness import build_harness
@@ -40,7 +41,8 @@ def build_app(builds: list[Path], work: Path) -> Path:
     if len(set(idents)) != len(idents):
         raise ToolError(f"two models share a C name ({', '.join(idents)}): the application links one descriptor each")
     tops = {json.loads((b / "report.json").read_text())["designs"]["rtl"]["top"] for b in builds}
-    if len(tops) != 1 or any((b / "rtl").glob("*.v") and _verilog(b) != _verilog(builds[0]) for b in builds):
+    first = design_verilog(builds[0])
+    if len(tops) != 1 or any(design_verilog(b) != first for b in builds[1:]):
         raise MismatchError("the builds' Verilog differs (built for other targets, or without --program external?)")
     work.mkdir(parents=True, exist_ok=True)
     app = work / "hlsgen_app.c"
@@ -79,7 +81,3 @@ def run_app(executable: Path, builds: list[Path], inputs: list[np.ndarray], work
         cycles = tuple(int(m.group(4)) for m in mine if m.group(2) == "run")
         runs.append(AppRun(layout, load, cycles, (work / f"out{k}.bin").read_bytes()))
     return runs
-
-
-def _verilog(build: Path) -> list[bytes]:
-    return [p.read_bytes() for p in sorted((build / "rtl").glob("*.v")) if not p.stem.endswith("_tb")]
