@@ -18,6 +18,16 @@ def require_file(path: str | os.PathLike, what: str = "file") -> Path:
     return p
 
 
+def cache_dir(kind: str) -> Path:
+    """hlsgen's cache of `kind` (Verilator builds, the runtime's harness): $HLSGEN_CACHE/kind, else
+    ~/.cache/hlsgen/kind ($XDG_CACHE_HOME for ~/.cache). Entries are keyed by their content and written
+    whole by one rename, so builds running at once share it safely."""
+    base = os.environ.get("HLSGEN_CACHE")
+    if base:
+        return Path(base) / kind
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hlsgen" / kind
+
+
 def replace_text(path: Path, text: str) -> None:
     """Write `path` whole or not at all: `hlsgen csim/sim/report` rewrite files of a finished build, which a
     full disk or a kill must not leave truncated (write_text truncates first). The text goes to a new file

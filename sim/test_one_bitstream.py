@@ -46,6 +46,19 @@ def test_two_models_run_one_after_another_on_one_build(tmp_path):
     assert runs[0].program_bytes == runs[2].program_bytes  # the same image, loaded over pools' tables
 
 
+@pytest.mark.rtl
+def test_a_second_models_rtl_simulation_builds_nothing(tmp_path):
+    """The target's top is one Verilog for every model: its Verilator build is cached by content ($HLSGEN_CACHE/
+    verilator), so once any model has been simulated on the target, another spends no time in Verilator."""
+    digits, digits_test = build(tmp_path / "digits", "digits", TARGET, "external")
+    pools, pools_test = build(tmp_path / "pools", "pools", TARGET, "external")
+    first = simulate(digits, digits_test, 1)
+    second = simulate(pools, pools_test, 1)
+    assert not first.mismatches and not second.mismatches
+    assert second.build_seconds == 0.0
+    assert not (pools / "sim" / "build").exists()  # nothing is built in the build folder
+
+
 def shrunk(folder: Path, weight_kib: int) -> str:
     data = yaml.safe_load(builtin_targets()[TARGET].read_text())
     data["name"] = f"{TARGET}_w{weight_kib}"

@@ -59,7 +59,8 @@ def test_sim_fails_on_a_wrong_weight(build_folder, monkeypatch, capsys):
 def test_a_fresh_verilator_build_without_a_compiler_or_make_is_exit_4(build_folder, monkeypatch, capsys, tmp_path,
                                                                       missing):
     out, _ = build_folder("digits", "systolic16x16")
-    monkeypatch.delenv("HLSGEN_SIM_BUILD", raising=False)  # a fresh build in OUT/sim/build, no shared cache
+    monkeypatch.delenv("HLSGEN_SIM_BUILD", raising=False)  # a fresh build in an empty cache
+    monkeypatch.setenv("HLSGEN_CACHE", str(tmp_path / "cache"))
     if missing == "CXX":
         monkeypatch.setenv("CXX", "no-such-g++")
         fragment = "no-such-g++ not found"

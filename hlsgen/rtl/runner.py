@@ -1,7 +1,8 @@
 """Build a Verilator model once and run cocotb benches on it, through cocotb's Python runner.
 
 A build is cached in its folder: a stamp holds the hash of every source, parameter and flag, and a
-matching stamp next to the executable skips Verilator and make altogether. Verilator's runtime library
+matching stamp next to the executable skips Verilator and make altogether. A build is made in a scratch
+folder and renamed into place, so concurrent builds of one design are safe. Verilator's runtime library
 (the same for every design, four fifths of a small design's compile time) is compiled once per
 Verilator version and copied into each new build folder, where make finds it up to date.
 
@@ -69,30 +70,64 @@ def _verilator_runner():
 
 
 def build(design: Design, log_file: Path | None = None) -> float:
-    """Verilate and compile `design` unless an identical build exists; returns the seconds spent."""
+    """Verilate and compile `design` unless an identical build exists; returns the seconds spent. The build is
+    made in a scratch folder beside `build_dir` and renamed into place whole, so processes building the same
+    design at once (test workers, two `hlsgen build --verify rtl`) never see a half-made one."""
     stamp = design.build_dir / STAMP
-    executable = design.build_dir / design.toplevel
     key = design.fingerprint()
-    if executable.is_file() and stamp.is_file() and json.loads(stamp.read_text()).get("key") == key:
+    if _built(design, key):
+        os.utime(stamp)  # its last use: prune() keeps the recently used builds
         return 0.0
     require_build_tools()
     use_tools()
     start = time.perf_counter()
-    if design.build_dir.exists():  # a stale build's dependency files can name headers that no longer exist
-        shutil.rmtree(design.build_dir)
-    design.build_dir.mkdir(parents=True)
-    shared = _runtime_cache(design.build_dir.parent)
-    copy_objects(shared, design.build_dir)
-    _verilator_runner().build(
-        sources=[str(s) for s in design.sources], hdl_toplevel=design.toplevel, parameters=design.parameters,
-        build_dir=str(design.build_dir), build_args=list(design.build_args), log_file=log_file,
-    )
-    copy_objects(design.build_dir, shared)
-    for header in design.build_dir.glob("*.gch"):  # precompiled headers: ~100 MB each, useless after the build
-        header.unlink()
-    seconds = time.perf_counter() - start
-    stamp.write_text(json.dumps({"key": key, "seconds": seconds}) + "\n")
+    final = design.build_dir
+    scratch = final.with_name(f".{final.name}.{os.getpid()}")
+    shutil.rmtree(scratch, ignore_errors=True)
+    scratch.mkdir(parents=True)
+    shared = _runtime_cache(final.parent)
+    copy_objects(shared, scratch)
+    try:
+        _verilator_runner().build(
+            sources=[str(s) for s in design.sources], hdl_toplevel=design.toplevel, parameters=design.parameters,
+            build_dir=str(scratch), build_args=list(design.build_args), log_file=log_file,
+        )
+        copy_objects(scratch, shared)
+        for header in scratch.glob("*.gch"):  # precompiled headers: ~100 MB each, useless after the build
+            header.unlink()
+        seconds = time.perf_counter() - start
+        (scratch / STAMP).write_text(json.dumps({"key": key, "seconds": seconds}) + "\n")
+        if final.exists() and not _built(design, key):  # a stale or unfinished build of another design
+            shutil.rmtree(final)
+        try:
+            scratch.rename(final)
+        except OSError:  # another process renamed its identical build into place first
+            pass
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     return seconds
+
+
+def _built(design: Design, key: str) -> bool:
+    stamp = design.build_dir / STAMP
+    try:
+        return (design.build_dir / design.toplevel).is_file() and json.loads(stamp.read_text()).get("key") == key
+    except (OSError, ValueError):
+        return False
+
+
+def prune(root: Path, prefix: str, keep: int) -> None:
+    """Delete all but the `keep` most recently used builds `root/prefix_*` (a cache keyed by content grows
+    by one folder per design)."""
+    def last_use(folder: Path) -> float:
+        try:
+            return (folder / STAMP).stat().st_mtime
+        except OSError:
+            return 0.0
+
+    builds = sorted(root.glob(f"{prefix}_*"), key=last_use, reverse=True)
+    for folder in builds[keep:]:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _runtime_cache(root: Path) -> Path | None:

@@ -1,7 +1,10 @@
 """`hlsgen sim`: the whole-model RTL simulation of a build folder, bit-exact against the integer reference.
 
-The generated top and its stream testbench (OUT/rtl/) are built once by Verilator (cached in
-OUT/sim/build/); the testbench streams every input image through the top at one element per beat and
+The generated top and its stream testbench (OUT/rtl/) are built by Verilator once per content: the build
+is cached under $HLSGEN_CACHE/verilator (~/.cache/hlsgen/verilator), or $HLSGEN_SIM_BUILD, in a folder named
+after the testbench, the target and the hash of its sources and parameters. The target's own top
+(`--program external`) is the same Verilog for every model, so a second model's simulation builds nothing.
+The testbench streams every input image through the top at one element per beat and
 logs each output integer and the cycles of every step, which this module compares and records in
 OUT/report.json. A --batch N build runs N images a run: the last run is padded with zero images, whose
 outputs are not compared.
@@ -24,15 +27,16 @@ from ..hw import load_target, report_json
 from ..hw.cycles import utilization
 from ..hw.program_io import read_program
 from ..npz_io import read_npz
-from ..paths import replace_text
+from ..paths import cache_dir, replace_text
 from ..progress import Step, silent
 from .cocotb_model import DRAM_VAR, FMAP_VAR, PROGRAM_VAR, WEIGHTS_VAR
 from .fmap_dma import image_bytes, input_words
 from .program import compile_program
 from .render import write_rtl
-from .runner import Design, build, run
+from .runner import Design, build, prune, run
 from .trace import first_difference
 
+KEEP_BUILDS = 6  # recently used Verilator builds kept per testbench and target
 MAX_IMAGES = 1024  # images one testbench build holds; more rebuild it larger
 CYCLE_BUDGET = 50  # the simulation times out after this many times the model's cycles per image
 
@@ -60,7 +64,7 @@ class SimResult:
 def simulate(folder: Path, inputs: Path | None = None, images: int | None = None,
              build_root: Path | None = None, step: Step = silent, backpressure: bool = False) -> SimResult:
     """Simulate the build folder's RTL on its stored test vectors (or the samples of `inputs`). The
-    Verilator build goes to OUT/sim/build, or to a folder of `build_root` named after the design; `step`
+    Verilator build is cached under `build_root`, else the user's cache (module docstring); `step`
     reports the Verilator build and the simulation as they run. Weights in external memory come from an
     AXI RAM at the target's sustained rate, with `backpressure` also pausing a random half of the beats."""
     folder = Path(folder)
@@ -95,16 +99,18 @@ def simulate(folder: Path, inputs: Path | None = None, images: int | None = None
     log.unlink(missing_ok=True)
 
     capacity = max(MAX_IMAGES, 1 << (count - 1).bit_length())  # a power of two: few distinct builds
-    build_dir = Path(build_root) / f"{files.tb}_{target.name}" if build_root else work / "build"
     parameters, model_args = {"MAX_IMAGES": capacity}, []
     if program.overlay is not None:  # the overlay's testbench learns the model's input from plusargs
         parameters["MAX_INPUT"] = max(1 << 20, 1 << (flat.size - 1).bit_length())
         model_args = [f"+in_elems={flat.shape[1]}", f"+in_dram={int(program.input_in_dram)}"]
     plusargs = [f"+images={len(flat)}", *model_args]
-    design = Design(files.tb, list(files.sources), build_dir, parameters)
+    root, name = Path(build_root) if build_root else cache_dir("verilator"), f"{files.tb}_{target.name}"
+    design = Design(files.tb, list(files.sources), root, parameters)
+    design.build_dir = root / f"{name}_{design.fingerprint()[:12]}"
     try:
         with step("Verilator build of the RTL"):
             build_seconds = build(design, log_file=work / "build.log")
+        prune(root, name, KEEP_BUILDS)
         start = time.perf_counter()
         env = {"HLSGEN_SIM_CYCLES": str(CYCLE_BUDGET * mapping.cycles * count + 10_000)}
         if files.weight_image is not None:
@@ -263,6 +269,6 @@ def _record(path: Path, result: SimResult, program, mapping, backpressure: bool)
 
 
 def sim_build_dir() -> Path | None:
-    """HLSGEN_SIM_BUILD: a folder that keeps the Verilator builds instead of OUT/sim/build (tests share it)."""
+    """HLSGEN_SIM_BUILD: a folder that keeps the Verilator builds instead of $HLSGEN_CACHE/verilator."""
     value = os.environ.get("HLSGEN_SIM_BUILD")
     return Path(value) if value else None

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from ..errors import ToolError
+from ..paths import cache_dir
 from ..resources import data_dir
 from ..rtl.runner import copy_objects
 from ..rtl.toolchain import require_build_tools, tool_env, verilator_bin, verilator_root
@@ -54,14 +55,6 @@ class HarnessError(ToolError):
     """The harness stopped: a bad request, an AXI4 access outside its memory, a register that did not answer."""
 
 
-def cache_root() -> Path:
-    """$HLSGEN_CACHE/harness, else ~/.cache/hlsgen/harness ($XDG_CACHE_HOME for ~/.cache)."""
-    base = os.environ.get("HLSGEN_CACHE")
-    if base:
-        return Path(base) / "harness"
-    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "hlsgen" / "harness"
-
-
 def top_ports(sources: Iterable[Path], top: str) -> set[str]:
     """The names in module `top`'s port list (its header, up to the first `);`)."""
     for src in sources:
@@ -77,7 +70,7 @@ def build_harness(rtl_dir: Path, top: str, *, app_sources: Sequence[Path] = (), 
     `app_sources` linked in (compiled with -Wall -Werror, `include_dirs` and `defines` ("NAME" or "NAME=VALUE")
     besides the driver's and the harness's headers).
 
-    Cached under `cache_root()` in two levels. The Verilated model (the serve-mode executable, and Verilator's
+    Cached under `cache_dir("harness")` in two levels. The Verilated model (the serve-mode executable, and Verilator's
     archive of the top, its runtime objects and hg_harness.cpp compiled with HG_WITH_APP) is kept in
     `verilated/` by a hash of what it depends on: the Verilog, the top, the ports it serves, the harness's
     sources, the tools' flags. An application's executable is that model's objects linked with the
@@ -98,7 +91,7 @@ def build_harness(rtl_dir: Path, top: str, *, app_sources: Sequence[Path] = (), 
     include_dirs = [Path(d).resolve() for d in include_dirs]
     model_headers = [SOURCES, data_dir("templates") / "driver"]  # what hg_harness.cpp includes besides Verilator
     model_key = _model_key(top, sources, model_headers, port_defines)
-    root = cache_root()
+    root = cache_dir("harness")
     if not app_sources:
         return _model(root, model_key, rtl_dir, top, sources, model_headers, port_defines) / EXECUTABLE
 
@@ -263,7 +256,7 @@ def _run(args: list[str], what: str, work: Path) -> None:
     if done.returncode != 0:
         output = done.stdout + done.stderr
         refuse_full_disk(Path(args[0]).name, output)
-        log = cache_root() / "last_failure.log"
+        log = cache_dir("harness") / "last_failure.log"
         log.write_text(f"$ {' '.join(args)}\n{output}")
         first = next((line.strip() for line in output.splitlines() if "error" in line.lower()), output.strip()[-200:])
         raise ToolError(f"{what} failed: {first} (the whole output: {log})")
