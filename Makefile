@@ -44,6 +44,7 @@ bench: install-test
 	$(BIN)/python bench/sweep.py
 	$(BIN)/python bench/whole_models.py --rtl
 	$(BIN)/python bench/runtime.py
+	$(BIN)/python bench/real_models.py
 
 # differential fuzzing (README, "Fuzzing"): random models, float vs onnxruntime, integer reference = C-sim = RTL
 # seeds 4750..4789 make every layer kind the generator inserts; 8273 a nearest Resize to a fractional size

@@ -21,7 +21,8 @@ array rows whose weight loads from external memory are not hidden (their whole c
 
 With --simulate, each built folder is also run on the RTL with one image (`hlsgen.rtl.sim.simulate`, the AXI
 RAM model at the port's sustained rate): the RTL-measured cycles, its utilization (ideal / RTL cycles), the RTL
-against the model in %, and the Verilator build and simulation seconds.
+against the model in %, and the Verilator build and simulation seconds (a build found in the Verilator cache,
+$HLSGEN_SIM_BUILD or $HLSGEN_CACHE/verilator, takes 0 s: the target's top is one build for every model).
 
     python bench/real_models.py [--models mnist,ic_resnet8,kws_ds_cnn,vww_mobilenet_v1,mobilenet_v2]
                                 [--targets systolic16x16,...] [--calib-samples N] [--simulate] [--json PATH]
@@ -116,6 +117,7 @@ def simulated(out: Path, ideal: int) -> dict:
     return {"cycles": rtl, "model_cycles": r.model_cycles, "utilization": round(ideal / rtl, 4) if rtl else 0.0,
             "vs_model": round(rtl / r.model_cycles - 1, 4), "bit_exact": not r.mismatches,
             "program_load_cycles": r.load_cycles, "verilator_build_s": round(r.build_seconds, 2),
+            "verilator_cached": r.build_seconds == 0,
             "simulation_s": round(r.sim_seconds, 2), "run_s": round(r.run_seconds, 2)}
 
 
@@ -141,9 +143,10 @@ def print_row(row: dict) -> None:
         print(f"{'':<17}   rtl FAILED: {rtl['error']}", flush=True)
         return
     load = f", program load {rtl['program_load_cycles']:,} cycles" if rtl["program_load_cycles"] is not None else ""
+    verilator = "cached" if rtl["verilator_cached"] else f"{rtl['verilator_build_s']:.1f} s"
     print(f"{'':<17}   rtl {rtl['cycles']:,} cycles (model {rtl['model_cycles']:,}, {rtl['vs_model']:+.1%}), "
           f"util {rtl['utilization']:.1%}, {'bit-exact' if rtl['bit_exact'] else 'MISMATCHES'}{load}; "
-          f"Verilator build {rtl['verilator_build_s']:.1f} s, simulation {rtl['simulation_s']:.1f} s "
+          f"Verilator build {verilator}, simulation {rtl['simulation_s']:.2f} s "
           f"(simulator process {rtl['run_s']:.1f} s)", flush=True)
 
 
