@@ -181,15 +181,18 @@ def test_accuracy_budget_without_labels_is_exit_10(tmp_path, capsys):
     assert_one_line_error(err, "needs a 'labels' array", "--min-sqnr")
 
 
-def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path):
-    """Ctrl-C while the staging folder exists, as g++ compiles --verify rtl's Verilator model (make's
-    jobs: seconds long even on an idle machine, so the signal cannot arrive after the build has finished):
-    exit 130, no OUT, no staging folder, and no compiler left running in it."""
+def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path, tmp_path_factory):
+    """Ctrl-C as g++ compiles --verify rtl's Verilator model (an empty cache: make's jobs are seconds long even
+    on an idle machine, so the signal cannot arrive after the build has finished): exit 130, no OUT, no
+    staging folder, no half-made build in the cache and no compiler left running in it."""
+    cache = tmp_path_factory.mktemp("cache")
     command = [sys.executable, "-m", "hlsgen.cli", "build", MODEL, "--calib", CALIB, "--verify", "rtl",
                "-o", str(tmp_path / "out"), "-q"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT)
+    env = {k: v for k, v in os.environ.items() if k != "HLSGEN_SIM_BUILD"} | {"HLSGEN_CACHE": str(cache)}
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=ROOT,
+                               env=env)
     deadline = time.monotonic() + 120
-    while not _working_in(tmp_path, "cc1plus"):  # the Verilator model's compilers run in the staging folder
+    while not _working_in(cache, "cc1plus"):  # the Verilator model's compilers run in its scratch folder
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
         time.sleep(0.05)
     process.send_signal(signal.SIGINT)
@@ -197,7 +200,8 @@ def test_an_interrupted_build_is_exit_130_and_leaves_nothing(tmp_path):
     assert process.returncode == INTERRUPTED_EXIT, err
     assert "interrupted" in err and "Traceback" not in err
     assert list(tmp_path.iterdir()) == []
-    assert _working_in(tmp_path) == []  # no compiler of the Verilator build left running there
+    assert not [p for p in (cache / "verilator").iterdir() if not p.name.startswith("_runtime")]
+    assert _working_in(cache) == []  # no compiler of the Verilator build left running there
 
 
 def _working_in(folder, program: str = "") -> list[str]:

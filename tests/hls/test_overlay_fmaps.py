@@ -232,7 +232,7 @@ def test_the_dataflow_design_refuses_feature_maps_in_external_memory_and_auto_ta
     np.savez(tmp_path / "calib.npz", **{model.graph.input[0].name: architectures.calibration_data(model, n=2)})
     text = (Path(__file__).resolve().parents[2] / "hw_models" / "systolic16x16.yaml").read_text()
     target = tmp_path / "small.yaml"
-    target.write_text(text.replace("input: {kib: 128,", "input: {kib: 16,"))
+    target.write_text(text.replace("input: {kib: 160,", "input: {kib: 16,"))
     args = ["build", str(tmp_path / "resnet8.onnx"), "--calib", str(tmp_path / "calib.npz"), "--target", str(target),
             "-q", "--hls-design"]
     assert main([*args, "dataflow", "-o", str(tmp_path / "dataflow")]) == MappingError.exit_code
