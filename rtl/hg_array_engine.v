@@ -8,6 +8,8 @@
 // block. Every stage is a fixed pipeline. With EXT_WEIGHTS the weights come from hg_weight_dma's two tile
 // slots instead of the ROM: a load waits until its slot is full, and a tile lasts until the next tile's
 // load is R - 1 cycles in (on chip that is always within max(P_t, R), so on-chip cycles do not change).
+// With WRAM_DEPTH too (the target's top) a weight RAM sits beside the slots: a program whose weights fit it
+// has them written there at its load (wr_*) and runs with `w_onchip` high, as from the ROM.
 `default_nettype none
 module hg_array_engine #(
     parameter integer R = 4,
@@ -42,6 +44,7 @@ module hg_array_engine #(
     parameter integer WROM_DEPTH = 64,
     parameter WROM_INIT = "",
     parameter integer EXT_WEIGHTS = 0,    // 1: weights from hg_weight_dma (wx_*), no ROM
+    parameter integer WRAM_DEPTH = 0,     // EXT_WEIGHTS: words of a loaded weight RAM beside the slots (0: none)
     parameter integer TAP_DEPTH = 8,
     parameter TAP_INIT = "",
     parameter integer PAR_DEPTH = 8,
@@ -58,6 +61,7 @@ module hg_array_engine #(
     parameter integer ROW_W = (R > 1) ? $clog2(R) : 1,
     parameter integer TAG_W = 3 + CNT_W + PIX_W + 4 * DIM_W + 2 * PW_W,
     parameter integer LD_AW = (TAP_AW > PAR_AW) ? TAP_AW : PAR_AW,
+    parameter integer WRAM_AW = (WRAM_DEPTH > 1) ? $clog2(WRAM_DEPTH) : 1,
     parameter integer LD_W = (R * TAP_W > C * PAR_W) ? R * TAP_W : C * PAR_W
 ) (
     input  wire                   clk,
@@ -104,6 +108,11 @@ module hg_array_engine #(
     output wire                   wx_slot,
     output wire [WSA_W-1:0]       wx_addr,
     input  wire [C*W_W-1:0]       wx_data,
+    // WRAM_DEPTH: the program's weights are in the weight RAM, which wr_* fill at its load
+    input  wire                   w_onchip,
+    input  wire                   wr_en,
+    input  wire [WRAM_AW-1:0]     wr_addr,
+    input  wire [C*WS-1:0]        wr_data,
     // table loads (hg_program_loader): ld_en[0] writes a tap word, ld_en[1] a parameter word; tied to zero
     // where the tables are the model's ROMs
     input  wire [1:0]             ld_en,
@@ -148,7 +157,7 @@ module hg_array_engine #(
     // may switch R - 1 cycles after it started
     reg              loaded;
     reg [ROW_W-1:0]  ld_wait;
-    wire next_ready = EXT_WEIGHTS == 0 || wx_full[running && !bank];
+    wire next_ready = EXT_WEIGHTS == 0 || (WRAM_DEPTH != 0 && w_onchip) || wx_full[running && !bank];
     wire switch_ok = loaded && ld_wait == {ROW_W{1'b0}};
     wire period_end = (tcnt == period - 1'b1 || tcnt == period) && (last_tile || switch_ok);
     wire issue = running && tcnt < p_t;
@@ -252,12 +261,21 @@ module hg_array_engine #(
     assign wx_slot = wl_bank;
     assign wx_addr = w_addr;
     generate
-        if (EXT_WEIGHTS != 0) begin : g_ext
+        if (EXT_WEIGHTS != 0 && WRAM_DEPTH != 0) begin : g_both
+            localparam integer RAM_SA_W = WRAM_AW + ((WS > 1) ? $clog2(WS) : 1);
+            wire [C*W_W-1:0] ram_data;
+            hg_weight_rom #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(WS), .DEPTH(WRAM_DEPTH), .INIT("")) weights (
+                .clk(clk), .addr(w_addr[RAM_SA_W-1:0]), .bits(cfg_w_bits), .data(ram_data),
+                .we(wr_en), .waddr(wr_addr), .wdata(wr_data));
+            assign w_data = w_onchip ? ram_data : wx_data;
+        end else if (EXT_WEIGHTS != 0) begin : g_ext
             assign w_data = wx_data;
+            wire unused_wram = ^{w_onchip, wr_en, wr_addr, wr_data};
         end else begin : g_rom
             hg_weight_rom #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(WS), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
-                .clk(clk), .addr(w_addr), .bits(cfg_w_bits), .data(w_data));
-            wire unused_wx = ^{wx_full, wx_data};
+                .clk(clk), .addr(w_addr), .bits(cfg_w_bits), .data(w_data),
+                .we(1'b0), .waddr({WROM_AW{1'b0}}), .wdata({C*WS{1'b0}}));
+            wire unused_wx = ^{wx_full, wx_data, w_onchip, wr_en, wr_addr, wr_data};
         end
     endgenerate
 

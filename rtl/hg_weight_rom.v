@@ -4,7 +4,8 @@
 // fetches the two words the row can straddle and returns its C weights sign-extended to W_W bits (slice j
 // for j < bits, else slice bits - 1): one row per cycle, two cycles of latency: the words are registered
 // once more before the row's shift and sign selection, which would otherwise follow a block RAM's slow
-// clock-to-output in the same cycle (ECP5: 4.1 ns of 8).
+// clock-to-output in the same cycle (ECP5: 4.1 ns of 8). The write port fills it as a RAM (the target's top
+// loads a program's weights into it, hg_program_loader); a ROM ties `we` low.
 `default_nettype none
 module hg_weight_rom #(
     parameter integer C = 4,
@@ -20,7 +21,10 @@ module hg_weight_rom #(
     input  wire            clk,
     input  wire [SA_W-1:0] addr,          // the row's first slice
     input  wire [WB_W-1:0] bits,          // its width, 1 to W_W
-    output wire [C*W_W-1:0] data
+    output wire [C*W_W-1:0] data,
+    input  wire            we,
+    input  wire [AW-1:0]   waddr,
+    input  wire [C*S-1:0]  wdata
 );
     localparam [31:0] LAST = DEPTH - 1;
 
@@ -33,6 +37,7 @@ module hg_weight_rom #(
     reg  [C*S-1:0] low, high, low_2, high_2;
     reg  [SL_W-1:0] first, first_2;
     reg  [WB_W-1:0] bits_1, bits_2;
+    always @(posedge clk) if (we) mem[waddr] <= wdata;
     always @(posedge clk) begin
         low <= mem[word];
         high <= mem[next];

@@ -44,7 +44,7 @@ async def rows_come_back_sign_extended(dut):
     order = list(range(len(rows))) + [gen.randrange(len(rows)) for _ in range(300)]
     for cycle, index in enumerate(order):
         first, bits, _ = rows[index]
-        dut.addr.value, dut.bits.value = first, bits
+        dut.addr.value, dut.bits.value, dut.we.value = first, bits, 0
         await RisingEdge(dut.clk)
         if cycle >= LATENCY:
             want = rows[order[cycle - LATENCY]][2]

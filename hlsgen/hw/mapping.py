@@ -360,28 +360,30 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
     from .queues import with_waits
 
     layers, weight_total, overflow = [], 0, None
+    room = target.buffers.weight.bytes
+    if external:  # the target's top loads the weights into its weight RAM: leave two words a layer for alignment
+        room -= 2 * len(graph.nodes) * _weight_word_bytes(target)
     for node, pool in _rows(graph, fuse_pools):
         mapper = _Layer(graph, node, target, packed)
         layer = mapper.run(BufferUse("activation", 0, target.buffers.input.bytes), [])
         if pool is not None:
             layer = _fused(graph, layer, pool)
         weight_total += layer.weight_bytes
-        if overflow is None and weight_total > target.buffers.weight.bytes:
+        if overflow is None and weight_total > room:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
     layers, batching = batch_rows(graph, layers, target, batch)  # the tail's maps hold N images: before the fit
 
     def weights(rows: list[LayerMap]) -> list[LayerMap]:
-        """The rows with their weights streamed from external memory, when the weight memory overflows (or
-        the program is external: every weight streams)."""
-        if (overflow is None and not external) or target.external_memory is None:
+        """The rows with their weights streamed from external memory, when the weight memory overflows."""
+        if overflow is None or target.external_memory is None:
             return rows
         return [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in rows]
 
     # maps that do not fit move to DRAM; the target's own top (external program) has its own split of the memory
     layers, memory = fit_activation_memory(graph, layers, target, weights, memory_split(target) if external else None)
-    if overflow is not None or external:  # the weights live in external memory, streamed a tile at a time
-        mapper, total = overflow or (None, weight_total)
+    if overflow is not None:  # the weights live in external memory, streamed a tile at a time
+        mapper, total = overflow
         if target.external_memory is None:
             mapper.fail(f"the weights up to this layer need {total:,} bytes, more than the weight memory "
                         f"(buffers.weight = {target.buffers.weight.kib} KiB), and the target has no external_memory")
@@ -397,7 +399,13 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
     check_on_chip(layers, memory, batching)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
-                   memory, overflow is not None or external, external, batching if batch > 1 else None)
+                   memory, overflow is not None, external, batching if batch > 1 else None)
+
+
+def _weight_word_bytes(target: Target) -> int:
+    """Bytes of a word of the target's top's weight RAM (hlsgen.rtl.overlay): C weights of 8 slices, or a beat."""
+    data_bits = target.external_memory.data_bits if target.external_memory else 0
+    return target.array.cols * max(target.widths.operand_bits, data_bits // target.array.cols) // 8
 
 
 def _external_weights(layer: LayerMap, target: Target) -> LayerMap:

@@ -45,6 +45,7 @@ class Overlay:
     weight_bits: int  # W_W: the PEs hold any weight up to the operand width
     capacity: Capacity
     pool_depth: int
+    weight_words: int  # the weight RAM (buffers.weight): words a program's weights are loaded into when they fit
 
     @property
     def width(self) -> dict[str, int]:
@@ -71,7 +72,8 @@ def overlay(target: Target, weight_word_slices: int) -> Overlay:
         "WORD_W": AXI_ADDR_BITS - (R - 1).bit_length() + 1, "SEG_W": cnt_w, "WSA_W": wsa_w,
     }
     return Overlay(tuple(widths.items()), planes, copies, dw_depth, weight_bits, capacity(target),
-                   min(MAX_POOLED_ROW, 1 << max(planes[0] - 1, 1).bit_length()))
+                   min(MAX_POOLED_ROW, 1 << max(planes[0] - 1, 1).bit_length()),
+                   target.buffers.weight.bytes // word_bytes)
 
 
 def check_fits(shape: Overlay, target: Target, needs: dict[str, int], what: dict[str, str]) -> None:
@@ -80,6 +82,7 @@ def check_fits(shape: Overlay, target: Target, needs: dict[str, int], what: dict
     to what the model needs; `what` says in words what each is."""
     have = shape.width | {"plane0": shape.plane_depth[0], "plane1": shape.plane_depth[1],
                           "dw_copies": shape.dw_copies, "dw_depth": shape.dw_depth, "pool_depth": shape.pool_depth,
+                          "weight_words": shape.weight_words,
                           **vars(shape.capacity)}
     for name, need in needs.items():
         if need > have[name]:

@@ -64,7 +64,8 @@ OVERLAY_NEEDS = {
     "plane1": "words per bank in activation plane 1", "dw_copies": "depthwise window copies",
     "dw_depth": "words per depthwise window copy", "pool_depth": "pixels in a fused MaxPool's input row",
     "layers": "layer-table rows", "taps": "tap-table words", "params": "parameter words",
-    "lut": "lookup-table entries", "divisors": "divisor words", "moves": "move-table rows"}
+    "lut": "lookup-table entries", "divisors": "divisor words", "moves": "move-table rows",
+    "weight_words": "words of the weight RAM (buffers.weight)"}
 
 
 @dataclass
@@ -110,6 +111,12 @@ class Program:
     overlay: Overlay | None = None  # --program external: the target's top, which loads this program (widths are its)
     images: int = 1  # per run (--batch N): the layer table's rows [:head] run once per image, the rest once
     head: int = 0  # the layer table's first tail row (its row count: nothing batched)
+    weights_loaded: bool = False  # the target's top: the weights fit its weight RAM, loaded with the program
+
+    @property
+    def weights_streamed(self) -> bool:
+        """Whether the rows stream their weights from external memory (the model's cycles charge it)."""
+        return self.weights_external and not self.weights_loaded
 
     @property
     def input_map(self) -> str:
@@ -224,7 +231,8 @@ class _Compiler:
         # chose them)
         self.weight_w = max([2] + [layer.row.weight_bits for layer in self.layers if layer.kind == ARRAY])
         self.word_slices = slices_per_word(self.weight_w)
-        if self.mapping.weights_external:  # a word of the weight image is one AXI4 beat or several (hg_weight_dma)
+        # a word of the weight image is one AXI4 beat or several (hg_weight_dma; the target's top has it always)
+        if self.mapping.weights_external or self.mapping.program_external:
             self.word_slices = max(self.word_slices, self.target.external_memory.data_bits // C)
         self._waits()
         for layer in self.layers:
@@ -250,9 +258,10 @@ class _Compiler:
                        tuple(memory.placement(t).name for t in g.inputs),
                        tuple(memory.placement(t).name for t in g.outputs), self.depths, self.weights.words(self.word_slices),
                        self.word_slices, taps, self.params,
-                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth, self.mapping.weights_external,
-                       fmaps_external, self.mapping.input_in_dram, memory.dram_words, shape, self.mapping.images,
-                       head)
+                       self.lut, self.divisors, widths, self.dw_copies, self.dw_depth,
+                       self.mapping.weights_external or shape is not None, fmaps_external, self.mapping.input_in_dram,
+                       memory.dram_words, shape, self.mapping.images, head,
+                       weights_loaded=shape is not None and not self.mapping.weights_external)
 
     def compute_rows(self) -> list[Layer]:
         return [layer for layer in self.layers if layer.kind != DMA]
@@ -691,6 +700,8 @@ class _Compiler:
                  "dw_depth": self.dw_depth, "pool_depth": pooled, "layers": len(self.layers) - moves, "moves": moves,
                  "taps": len(self.taps),
                  "params": len(self.params), "lut": len(self.lut), "divisors": len(self.divisors)} | widths
+        if not self.mapping.weights_external:  # loaded into the weight RAM (the mapper leaves room to spare)
+            needs["weight_words"] = len(self.weights.words(slices))
         check_fits(shape, t, needs, OVERLAY_NEEDS)
         self.addr_w, self.weight_w, self.word_slices = shape.width["ADDR_W"], shape.weight_bits, slices
         self.depths, self.dw_copies, self.dw_depth = shape.plane_depth, shape.dw_copies, shape.dw_depth

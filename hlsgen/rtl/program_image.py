@@ -3,7 +3,8 @@ docs/rtl.md "The program in external memory").
 
 The image is a header, then the tables one after the other: the layer table (its rows packed at the
 overlay's field widths, the first field in the lowest bits), the tap words, the parameter words, the
-lookup-table entries, the divisor words and the move table (the dma rows, at their own fields' widths). An entry takes a power of two of AXI4 beats (the fewest that
+lookup-table entries, the divisor words, the move table (the dma rows, at their own fields' widths) and the
+weight words when the weights fit the top's weight RAM (none when they stream from weights.bin). An entry takes a power of two of AXI4 beats (the fewest that
 hold it; beat 0 holds its lowest bits, little-endian as an AXI4 slave puts byte k on bits [8k, 8k + 8)) and
 sits at an offset that is a multiple of its size, so every entry is one burst that never crosses a 4 KiB
 page once the image's base is aligned to `slot_bytes`. The header is HEADER_BITS of 32-bit words: MAGIC and
@@ -18,7 +19,8 @@ from .program import Program
 from .words import divisor_word
 
 MAGIC = 0x4850  # "HP"
-VERSION = 4  # 2: the move table; 3: the input's and outputs' elements; 4: up to MAX_INPUTS and MAX_OUTPUTS maps
+VERSION = 5  # 2: the move table; 3: the input's and outputs' elements; 4: up to MAX_INPUTS and MAX_OUTPUTS maps;
+# 5: the weight table (weights loaded into the weight RAM)
 HEADER_BITS = 2048
 # after word 0 (MAGIC << 16 | VERSION) and one count per table: the maps' counts and totals, then each input
 # map's and each output map's geometry in three words (`place`: base in [23:0], lg in [26:24], plane in bit 28;
@@ -62,7 +64,9 @@ def tables(program: Program, fields: list[tuple[str, int]], moves: list[tuple[st
             Table("params", program.cols * shared["PAR_W"], tuple(program.params)),
             Table("lut", t.widths.operand_bits, tuple(v & ((1 << t.widths.operand_bits) - 1) for v in program.lut)),
             Table("divisors", divisor_word().width, tuple(program.divisors)),
-            Table("moves", sum(w for _, w in moves), _rows(program.moves, moves)))
+            Table("moves", sum(w for _, w in moves), _rows(program.moves, moves)),
+            Table("weights", program.cols * program.weight_word_slices,
+                  tuple(program.weights) if program.weights_loaded else ()))
 
 
 def header_beats(data_bits: int) -> int:

@@ -220,8 +220,10 @@ def _load_buses(program: Program, fields: list[tuple[str, int]]) -> LoadBuses:
               "BEATS_LG": sum(t.beats_lg(data_bits) << (4 * i) for i, t in enumerate(tables_)),
               "ENTRY_W": max(t.width for t in tables_), "SLOT_BEATS": slot_bytes(tables_, data_bits) * 8 // data_bits,
               "ENTRY_AW": max(_aw(program.overlay.capacity.layers), _aw(program.overlay.capacity.moves),
+                              _aw(program.overlay.weight_words),
                               *(_aw(depths[m]) for m in MEMORIES if m != "weights"))}
-    header = {"layers": 1, "moves": 1 + [t.name for t in tables_].index("moves")} | {
+    names = [t.name for t in tables_]
+    header = {"layers": 1, "moves": 1 + names.index("moves"), "weights": 1 + names.index("weights")} | {
         name: 1 + len(tables_) + i for i, name in enumerate(HEADER_WORDS)}
     return LoadBuses(array, vector, loader, _lsbs(fields), _lsbs(moves), header)
 

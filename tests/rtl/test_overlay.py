@@ -70,15 +70,18 @@ def test_the_program_image_holds_every_row_and_table_where_the_loader_reads_them
             offset += size
     assert offset == len(image)
     # a row's fields, low bits first, are the layer's (two's complement at the field's width)
-    for table, layers, columns in ((tables_[0], program.compute, fields), (tables_[-1], program.moves, moves)):
+    by_name = {t.name: t for t in tables_}
+    for table, layers, columns in ((by_name["layers"], program.compute, fields), (by_name["moves"], program.moves, moves)):
         assert len(table.entries) == len(layers)
         for layer, row in zip(layers, table.entries):
             lsb = 0
             for name, width in columns:
                 assert (row >> lsb) & ((1 << width) - 1) == layer.fields.get(name, 0) & ((1 << width) - 1), name
                 lsb += width
-    assert tables_[-1].name == "moves"
-    assert any(t.name == "divisors" and t.entries for t in tables_)
+    assert [t.name for t in tables_][-2:] == ["moves", "weights"] and by_name["divisors"].entries
+    # the weights fit the weight RAM: the top loads them with the program (and runs no weight DMA)
+    assert program.weights_loaded and by_name["weights"].entries == tuple(program.weights)
+    assert by_name["weights"].width == program.cols * program.weight_word_slices
 
 
 def test_the_build_reports_the_residency_and_writes_the_images(tmp_path):
@@ -86,7 +89,7 @@ def test_the_build_reports_the_residency_and_writes_the_images(tmp_path):
     assert main(["build", EXAMPLE, "--calib", CALIB, "--target", "systolic8x8", "--program", "external", "-o",
                  str(out), "-q"]) == 0
     residency = json.loads((out / "program.json").read_text())["residency"]
-    assert residency["program"] == "external" and residency["weights"] == "external"
+    assert residency["program"] == "external" and residency["weights"] == "on_chip"  # loaded into the weight RAM
     rtl = json.loads((out / "report.json").read_text())["designs"]["rtl"]
     assert rtl["program"] == "external" and rtl["top"] == "overlay_systolic8x8_top"
     assert rtl["program_image_bytes"] == (out / "rtl" / "program.bin").stat().st_size > 0
@@ -184,6 +187,10 @@ def test_every_table_entry_fits_the_width_the_estimate_charges(target):
     program = overlay_program("window_pools", target)
     bits, depths = entry_bits(program.target), memory_depths(program)
     for table in tables(program, config_fields(program), move_fields(program)):
+        if table.name == "weights":  # the weight RAM is buffers.weight, which the estimate charges as such
+            assert len(table.entries) <= program.overlay.weight_words
+            assert program.overlay.weight_words * table.width <= program.target.buffers.weight.bytes * 8
+            continue
         assert table.width <= bits[table.name], table.name
     capacity = program.overlay.capacity
     assert (layer_count(program), move_count(program)) == (capacity.layers, capacity.moves)
