@@ -101,7 +101,7 @@ def program_image(program: Program, fields: list[tuple[str, int]], moves: list[t
     image = bytearray(b"".join(w.to_bytes(4, "little") for w in words).ljust(HEADER_BITS // 8, b"\0"))
     for table in tables_:
         size = (data_bits << table.beats_lg(data_bits)) // 8
-        image.extend(b"\0" * (-len(image) % size))
-        for entry in table.entries:
+        for entry in table.entries:  # each at a multiple of its size, as the loader reads it (an empty table: none)
+            image.extend(b"\0" * (-len(image) % size))
             image.extend(entry.to_bytes(size, "little"))
     return bytes(image)

@@ -17,7 +17,8 @@ from hlsgen.hw.overlay_tables import capacity, entry_bits
 from hlsgen.hw.target import builtin_targets
 from hlsgen.rtl.overlay import OverlayFitError
 from hlsgen.rtl.program import compile_program
-from hlsgen.rtl.program_image import HEADER_BITS, HEADER_WORDS, MAGIC, VERSION, header, slot_bytes, tables
+from hlsgen.rtl import program_image
+from hlsgen.rtl.program_image import HEADER_BITS, HEADER_WORDS, MAGIC, VERSION, Table, header, slot_bytes, tables
 from hlsgen.rtl.render import config_fields, layer_count, memory_depths, move_count, move_fields, write_rtl
 from hlsgen.rtl.toolchain import lint
 from tests.cli.test_errors import assert_one_line_error, run_cli
@@ -64,8 +65,8 @@ def test_the_program_image_holds_every_row_and_table_where_the_loader_reads_them
     for table in tables_:  # each table after the last, its entries aligned to their own size
         size = (data_bits << table.beats_lg(data_bits)) // 8
         assert size <= slot_bytes(tables_, data_bits) <= 4096 and table.width <= size * 8
-        offset += -offset % size
-        for entry in table.entries:
+        for entry in table.entries:  # an empty table takes no room, not even its alignment
+            offset += -offset % size
             assert int.from_bytes(image[offset:offset + size], "little") == entry
             offset += size
     assert offset == len(image)
@@ -82,6 +83,34 @@ def test_the_program_image_holds_every_row_and_table_where_the_loader_reads_them
     # the weights fit the weight RAM: the top loads them with the program (and runs no weight DMA)
     assert program.weights_loaded and by_name["weights"].entries == tuple(program.weights)
     assert by_name["weights"].width == program.cols * program.weight_word_slices
+
+
+def loader_reads(image: bytes, sizes: list[int]) -> list[list[int]]:
+    """The entries hg_program_loader reads from `image`: after the header, table after table, each entry at the
+    next multiple of its size (`sizes`: bytes of an entry of each table), as many as the header counts."""
+    counts = [int.from_bytes(image[4 * (1 + t):8 + 4 * t], "little") for t in range(len(sizes))]
+    offset, read = HEADER_BITS // 8, []
+    for count, size in zip(counts, sizes):
+        entries = []
+        for _ in range(count):
+            offset += -offset % size
+            entries.append(int.from_bytes(image[offset:offset + size], "little"))
+            offset += size
+        read.append(entries)
+    return read
+
+
+def test_an_empty_table_takes_no_room_in_the_image(monkeypatch):
+    """The loader aligns each entry, not each table: an empty table after an odd number of 1-beat entries must
+    not pad the image (DS-CNN: 121 divisor words, no move, then the weights, read a word late and bit-wrong)."""
+    program = overlay_program("digits", "systolic16x16")
+    made = (Table("divisors", 24, (1, 2, 3)), Table("moves", 160, ()), Table("weights", 128, (7, 8)))
+    monkeypatch.setattr(program_image, "tables", lambda *_: made)
+    image = program_image.program_image(program, [], [])
+    data_bits = program.target.external_memory.data_bits
+    sizes = [(data_bits << t.beats_lg(data_bits)) // 8 for t in made]
+    assert sizes == [16, 32, 16]
+    assert loader_reads(image, sizes) == [[1, 2, 3], [], [7, 8]]
 
 
 def test_the_build_reports_the_residency_and_writes_the_images(tmp_path):
