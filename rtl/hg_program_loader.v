@@ -4,7 +4,8 @@
 // entry, one INCR burst of 2^BEATS_LG[t] beats each (beat 0 holds the entry's lowest bits), and writes the
 // entry into table t the cycle after its last beat; `loaded` for a cycle after the last entry. Entries sit at
 // offsets that are multiples of their own size (a power of two, at most SLOT bytes) and `base` is aligned to
-// SLOT, so no burst crosses a 4 KiB page. One burst is in flight at a time: a load is paid once per model.
+// SLOT, so no burst crosses a 4 KiB page (an empty table takes no room: the next one's first entry is aligned
+// to its own size). One burst is in flight at a time: a load is paid once per model.
 `default_nettype none
 module hg_program_loader #(
     parameter integer DATA_W = 128,
