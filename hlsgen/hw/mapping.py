@@ -360,16 +360,15 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
     from .queues import with_waits
 
     layers, weight_total, overflow = [], 0, None
-    room = target.buffers.weight.bytes
-    if external:  # the target's top loads the weights into its weight RAM: leave two words a layer for alignment
-        room -= 2 * len(graph.nodes) * _weight_word_bytes(target)
+    # the target's top loads the weights into its weight RAM as its weight ROM stores them (padded tiles)
+    weight_size = _stored_weight_bytes if external else (lambda layer, _: layer.weight_bytes)
     for node, pool in _rows(graph, fuse_pools):
         mapper = _Layer(graph, node, target, packed)
         layer = mapper.run(BufferUse("activation", 0, target.buffers.input.bytes), [])
         if pool is not None:
             layer = _fused(graph, layer, pool)
-        weight_total += layer.weight_bytes
-        if overflow is None and weight_total > room:
+        weight_total += weight_size(layer, target)
+        if overflow is None and weight_total > target.buffers.weight.bytes:
             overflow = (mapper, weight_total)  # the first layer whose weights overflow the weight memory
         layers.append(layer)
     layers, batching = batch_rows(graph, layers, target, batch)  # the tail's maps hold N images: before the fit
@@ -402,10 +401,14 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
                    memory, overflow is not None, external, batching if batch > 1 else None)
 
 
-def _weight_word_bytes(target: Target) -> int:
-    """Bytes of a word of the target's top's weight RAM (hlsgen.rtl.overlay): C weights of 8 slices, or a beat."""
-    data_bits = target.external_memory.data_bits if target.external_memory else 0
-    return target.array.cols * max(target.widths.operand_bits, data_bits // target.array.cols) // 8
+def _stored_weight_bytes(layer: LayerMap, target: Target) -> int:
+    """Bytes of an array row's weights as the weight ROM stores them (hlsgen.rtl.weight_rom): every tile R rows
+    of C weights at the row's width, padded lanes and columns included."""
+    if layer.unit != ARRAY:
+        return 0
+    t = layer.tiles
+    rows, cols = target.array.rows, target.array.cols
+    return math.ceil(t.work.groups * t.row_tiles * rows * t.col_tiles * cols * layer.weight_bits / 8)
 
 
 def _external_weights(layer: LayerMap, target: Target) -> LayerMap:

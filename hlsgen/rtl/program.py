@@ -114,11 +114,6 @@ class Program:
     weights_loaded: bool = False  # the target's top: the weights fit its weight RAM, loaded with the program
 
     @property
-    def weights_streamed(self) -> bool:
-        """Whether the rows stream their weights from external memory (the model's cycles charge it)."""
-        return self.weights_external and not self.weights_loaded
-
-    @property
     def input_map(self) -> str:
         """The first input's map (the only one where the input lives in the feature-map image)."""
         return self.input_maps[0]
@@ -700,7 +695,7 @@ class _Compiler:
                  "dw_depth": self.dw_depth, "pool_depth": pooled, "layers": len(self.layers) - moves, "moves": moves,
                  "taps": len(self.taps),
                  "params": len(self.params), "lut": len(self.lut), "divisors": len(self.divisors)} | widths
-        if not self.mapping.weights_external:  # loaded into the weight RAM (the mapper leaves room to spare)
+        if not self.mapping.weights_external:  # loaded into the weight RAM (the mapper sized them as stored)
             needs["weight_words"] = len(self.weights.words(slices))
         check_fits(shape, t, needs, OVERLAY_NEEDS)
         self.addr_w, self.weight_w, self.word_slices = shape.width["ADDR_W"], shape.weight_bits, slices
