@@ -15,8 +15,10 @@ memory. The DMA queue copies feature-map bands between external memory and the a
 engines, so `dma` overlaps them and is not part of the sum. `idle` = cycles - array - vector: the cycles
 neither engine runs (the input and output streams, the stream latency, and the engines' waits for the DMA's
 copies), so the array is not busy for vector + idle cycles; array + vector + idle = cycles. `idle:wait` is
-the part of idle the engines wait on the DMA queue (layer_cycles - array - vector); the rest is the streams'
-(`io_cycles` in the JSON: cycles - layer_cycles). The JSON's `array_cycles_memory_bound` is the cycles of the
+the part of idle the engines wait on the DMA queue (layer_cycles + overlap - array - vector); the rest is the
+streams' (`io_cycles` in the JSON: cycles - layer_cycles - overlap), where `overlap` (report.json
+`stream_overlap_cycles`) is the first row's cycles that run while the input streams in (hlsgen.hw.stream_overlap):
+the streams' cycles no row runs under. The JSON's `array_cycles_memory_bound` is the cycles of the
 array rows whose weight loads from external memory are not hidden (their whole cycles, not only the stall).
 
 With --simulate, each built folder is also run on the RTL with one image (`hlsgen.rtl.sim.simulate`, the AXI
@@ -94,13 +96,15 @@ def figures(out: Path) -> dict:
     report = json.loads((out / "report.json").read_text())
     total = report["total"]
     cycles, array, vector = total["cycles"], total["array_cycles"], total["vector_cycles"]
+    hidden = total["stream_overlap_cycles"]  # the first row's cycles under the input stream
     memory_bound = sum(layer["cycles"] for layer in report["layers"]
                        if layer["unit"] == "systolic_array" and layer["memory_bound"])
     return {"macs": total["macs"], "cycles": cycles, "ideal_cycles": total["ideal_cycles"],
             "utilization": total["utilization"], "dram_bytes": total["dram_bytes_by_what"],
             "array_cycles": array, "vector_cycles": vector, "dma_cycles": total["dma_cycles"],
             "idle_cycles": cycles - array - vector,
-            "io_cycles": cycles - total["layer_cycles"], "wait_cycles": total["layer_cycles"] - array - vector,
+            "io_cycles": cycles - total["layer_cycles"] - hidden, "stream_overlap_cycles": hidden,
+            "wait_cycles": total["layer_cycles"] + hidden - array - vector,
             "array_cycles_memory_bound": memory_bound,  # of array_cycles: rows whose weight loads are not hidden
             "residency": total["residency"], "weight_bytes": total["weight_bytes"],
             "rows": report["target"]["rows"], "cols": report["target"]["cols"]}

@@ -32,11 +32,16 @@ module hg_act_memory #(
     input  wire [BANK_W-1:0]   out_bank,
     input  wire [ADDR_W-1:0]   out_addr,
     output wire [D_W-1:0]      out_data,
-    // one write port per bank, shared by the writer and the input stream
+    // one write port per bank, shared by the writer, the input stream (into the other plane while a first
+    // row runs under the stream: docs/rtl.md) and the DMA unit
     input  wire                wr_plane,
     input  wire [R-1:0]        wr_en,
     input  wire [ADDR_W-1:0]   wr_addr,
     input  wire [R*D_W-1:0]    wr_data,
+    input  wire                in_wr_plane,
+    input  wire [R-1:0]        in_wr_en,
+    input  wire [ADDR_W-1:0]   in_wr_addr,
+    input  wire [R*D_W-1:0]    in_wr_data,
     // the DMA unit: a word into dma_wr_plane, or one read from dma_rd_plane (while dma_rd)
     input  wire                dma_wr_plane,
     input  wire                dma_wr_en,
@@ -70,6 +75,7 @@ module hg_act_memory #(
             for (j = 0; j < R; j = j + 1) begin : g_bank
                 reg [ADDR_W-1:0] raddr;
                 wire dma_w = dma_wr_en && dma_wr_plane == p[0];
+                wire in_w = in_wr_en[j] && in_wr_plane == p[0];
                 always @* begin
                     if (dma_rd && dma_rd_plane == p[0]) raddr = dma_rd_addr;
                     else if (out_mode) raddr = out_addr;
@@ -79,11 +85,11 @@ module hg_act_memory #(
                     else raddr = {ADDR_W{1'b0}};
                 end
                 localparam integer AW = (DEPTH > 1) ? $clog2(DEPTH) : 1;
-                wire [ADDR_W-1:0] waddr = dma_w ? dma_wr_addr : wr_addr;
+                wire [ADDR_W-1:0] waddr = dma_w ? dma_wr_addr : in_w ? in_wr_addr : wr_addr;
                 wire [ADDR_W-1:0] unused_hi = raddr | waddr;
                 hg_ram #(.W(D_W), .DEPTH(DEPTH)) bank (
-                    .clk(clk), .we(dma_w || (wr_en[j] && wr_plane == p[0])), .waddr(waddr[AW-1:0]),
-                    .wdata(dma_w ? dma_wr_data[j*D_W +: D_W] : wr_data[j*D_W +: D_W]), .re(1'b1), .raddr(raddr[AW-1:0]),
+                    .clk(clk), .we(dma_w || in_w || (wr_en[j] && wr_plane == p[0])), .waddr(waddr[AW-1:0]),
+                    .wdata(dma_w ? dma_wr_data[j*D_W +: D_W] : in_w ? in_wr_data[j*D_W +: D_W] : wr_data[j*D_W +: D_W]), .re(1'b1), .raddr(raddr[AW-1:0]),
                     .rdata(rdata[p][j*D_W +: D_W]));
             end
         end

@@ -10,6 +10,10 @@
 // load is R - 1 cycles in (on chip that is always within max(P_t, R), so on-chip cycles do not change).
 // With WRAM_DEPTH too (the target's top) a weight RAM sits beside the slots: a program whose weights fit it
 // has them written there at its load (wr_*) and runs with `w_onchip` high, as from the ROM.
+// A row that runs while the input still streams in (docs/rtl.md, "The first row under the input stream")
+// starts a spatial tile only once `in_avail`, the input elements written so far, reaches what the tile reads:
+// `need0` for the first spatial tile, `need_step` more for each next one (tiles of whole output rows). Every
+// other row sees in_avail all ones.
 `default_nettype none
 module hg_array_engine #(
     parameter integer R = 4,
@@ -67,6 +71,10 @@ module hg_array_engine #(
     input  wire                   clk,
     input  wire                   rst,
     input  wire                   start,
+    // the input stream's progress (all ones once it is complete) and what the spatial tiles read of it
+    input  wire [31:0]            in_avail,
+    input  wire [31:0]            need0,
+    input  wire [31:0]            need_step,
     // layer configuration, stable while the layer runs
     input  wire [ADDR_W-1:0]      cfg_in_base,
     input  wire [DIM_W-1:0]       cfg_in_h,
@@ -159,7 +167,10 @@ module hg_array_engine #(
     reg [ROW_W-1:0]  ld_wait;
     wire next_ready = EXT_WEIGHTS == 0 || (WRAM_DEPTH != 0 && w_onchip) || wx_full[running && !bank];
     wire switch_ok = loaded && ld_wait == {ROW_W{1'b0}};
-    wire period_end = (tcnt == period - 1'b1 || tcnt == period) && (last_tile || switch_ok);
+    reg  [31:0]      need;   // input elements the next spatial tile reads
+    wire input_ok = in_avail >= need;
+    wire period_end = (tcnt == period - 1'b1 || tcnt == period)
+                      && (last_tile || (switch_ok && (!(last_rt && last_ct) || input_ok)));
     wire issue = running && tcnt < p_t;
     wire next_new_spatial = last_rt && last_ct;
     wire [CNT_W-1:0] n_rt = last_rt ? {CNT_W{1'b0}} : rt + 1'b1;
@@ -167,7 +178,7 @@ module hg_array_engine #(
     wire [WSA_W-1:0] n_wt = next_new_spatial ? cfg_w_base : wt + tile_slices[WSA_W-1:0];
     wire boot = state == S_IDLE && start;
     wire advance = running && period_end && !last_tile;
-    wire load_end = state == S_LOAD && switch_ok;
+    wire load_end = state == S_LOAD && switch_ok && input_ok;
     // the first tile's weights and taps load at the start, the next tile's in every period but the last one
     wire first_load = (boot || (state == S_LOAD && !loaded)) && next_ready;
     wire prefetch = running && !loaded && !last_tile && next_ready;
@@ -209,6 +220,11 @@ module hg_array_engine #(
                 end
             endcase
         end
+    end
+
+    always @(posedge clk) begin
+        if (boot) need <= need0;
+        else if (load_end || (advance && next_new_spatial)) need <= need + need_step;
     end
 
     always @(posedge clk) begin

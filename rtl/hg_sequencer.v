@@ -11,7 +11,8 @@
 // their input and run the head, rows [0, head), only; the last image runs on through the tail, rows
 // [head, layers), which computes all N; then the N outputs leave one after another, the output stream
 // restarting (P_NEXT, one cycle) between them. At batch 1 (last_image 0, head = layers) this is the plain
-// input, rows, output loop.
+// input, rows, output loop. A first row that runs under the input stream (docs/rtl.md) leaves the input
+// phase at the first beat (`in_done` then) and holds `in_busy` until the last: the other rows and the moves wait.
 `default_nettype none
 module hg_sequencer #(
     parameter integer LAYERS = 1,        // the layer table's capacity
@@ -26,7 +27,8 @@ module hg_sequencer #(
     input  wire [MV_W-1:0] moves,         // the program's moves
     input  wire [L_W-1:0] head,          // the batch's first tail row (layers: no batch)
     input  wire [IMG_W-1:0] last_image,  // images per run - 1
-    input  wire           in_done,       // the input map is in memory
+    input  wire           in_done,       // the input map is in memory (or its first row may start)
+    input  wire           in_busy,       // the input still streams in: only the first row may start
     input  wire           layer_done,    // the writer wrote the layer's last result
     input  wire           move_done,     // the DMA unit finished its move
     input  wire           out_done,      // the output stream sent its last beat
@@ -52,8 +54,9 @@ module hg_sequencer #(
     wire [L_W-1:0] rows_end = last ? layers : head;  // where this image's rows end
     assign layer_ahead = rst || restart ? {L_W{1'b0}} : phase == P_RUN ? layer_next : layer;
     assign move_ahead = rst || restart ? {MV_W{1'b0}} : phase == P_RUN ? move_next : move;
-    assign start = phase == P_RUN && !layer_busy && layer != rows_end && move >= layer_wait;
-    assign move_start = phase == P_RUN && !move_busy && move != moves && layer >= move_wait;
+    assign start = phase == P_RUN && !layer_busy && layer != rows_end && move >= layer_wait
+                   && (!in_busy || layer == {L_W{1'b0}});
+    assign move_start = phase == P_RUN && !move_busy && move != moves && layer >= move_wait && !in_busy;
 
     always @(posedge clk) begin
         if (rst) begin
@@ -77,7 +80,7 @@ module hg_sequencer #(
                     if (move_done) move_busy <= 1'b0;
                     layer <= layer_next;
                     move <= move_next;
-                    if (layer_next == rows_end && move_next == moves) begin
+                    if (layer_next == rows_end && move_next == moves && !in_busy) begin
                         phase <= last ? P_OUT : P_IN;
                         image <= last ? {IMG_W{1'b0}} : image + 1'b1;
                     end

@@ -27,9 +27,10 @@ from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
 
 if TYPE_CHECKING:
     from .batching import Batching
+    from .stream_overlap import StreamOverlap
 
 ARRAY, VECTOR, NONE, DMA = "systolic_array", "vector_unit", "none", "dma"
-PROGRAM_SCHEMA = 3  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`
+PROGRAM_SCHEMA = 4  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`; 4: `stream_overlap`
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QMul", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad", "Interleave")
@@ -186,6 +187,7 @@ class Mapping:
     weights_external: bool = False  # the weights exceed the weight memory: they stream from external memory
     program_external: bool = False  # the RTL reads its layer table from the program image (CONTROL.load)
     batching: Batching | None = None  # which rows run once for N images (None: batch 1)
+    stream: StreamOverlap | None = None  # the first row runs under the input stream (hlsgen.hw.stream_overlap)
 
     @property
     def maps_external(self) -> bool:
@@ -227,6 +229,7 @@ class Mapping:
                                                                           "held": [], "held_bytes": 0},
                 "cycles": {"input": self.images * self.input_elements, "layers": self.layer_cycles,
                            "output": self.images * self.output_elements, "total": self.cycles},
+                "stream_overlap": self.stream.to_json() if self.stream else None,
                 "resources": self.resources, "fit": self.fit}
 
     @property
@@ -247,8 +250,11 @@ class Mapping:
         """The rows' cycles on the two queues (hlsgen.hw.queues): the DMA unit's copies beside the engines.
         Batched: the head's N times, then the tail's (it starts when the last image's head has ended)."""
         from .queues import schedule  # the queues read this module's rows
-        if self.images == 1:
-            return max((end for _, end in schedule(list(self.layers))), default=0)
+        if self.images == 1:  # the first row's cycles under the input stream are not the layers'
+            rows = list(self.layers)
+            if self.stream is not None:
+                rows[0] = replace(rows[0], cycles=rows[0].cycles - self.stream.hidden)
+            return max((end for _, end in schedule(rows)), default=0)
         tail = self.batching.tail
         head = max((end for _, end in schedule(list(self.layers[:tail]))), default=0)
         return self.images * head + sum(layer.cycles for layer in self.layers[tail:])
@@ -258,6 +264,11 @@ class Mapping:
         """One run of the program: its N images in, through the layers, out."""
         return cyc.inference_cycles(self.images * self.input_elements, [self.layer_cycles],
                                     self.images * self.output_elements)
+
+    @property
+    def overlapped_cycles(self) -> int:
+        """Cycles of the first row that run while the input streams in (hlsgen.hw.stream_overlap)."""
+        return self.stream.hidden if self.stream else 0
 
     @property
     def ideal_cycles(self) -> int:
@@ -358,6 +369,7 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
     from .banding import finish_moves, fit_activation_memory  # banding, queues and batching build on its rows
     from .batching import batch_rows, check_on_chip
     from .queues import with_waits
+    from .stream_overlap import overlap_first_row
 
     layers, weight_total, overflow = [], 0, None
     # the target's top loads the weights into its weight RAM as its weight ROM stores them (padded tiles)
@@ -397,8 +409,9 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
     layers = with_waits(finish_moves(layers, memory, target), memory)
     check_on_chip(layers, memory, batching)
     streamed = [t for t in graph.inputs if memory.placement(t).dram_base is None]  # the host writes the others
+    layers, stream = overlap_first_row(layers, memory, target, elements(streamed), batch)
     return Mapping(target, graph.name, tuple(layers), elements(streamed), elements(graph.outputs), used, budget,
-                   memory, overflow is not None, external, batching if batch > 1 else None)
+                   memory, overflow is not None, external, batching if batch > 1 else None, stream)
 
 
 def _stored_weight_bytes(layer: LayerMap, target: Target) -> int:

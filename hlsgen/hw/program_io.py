@@ -10,6 +10,7 @@ from ..ir import Graph
 from .batching import Batching
 from .mapping import PROGRAM_SCHEMA, Band, BufferUse, LayerMap, Mapping, Move, Transfer, VectorTiles
 from .placement import MapPlacement, Memory
+from .stream_overlap import StreamOverlap
 from .target import Target
 from .tiling import ArrayTiles, ArrayWork
 
@@ -35,10 +36,13 @@ def read_program(folder: Path, graph: Graph, target: Target) -> Mapping:
                     m["dram_words"])
     cycles, batch = data["cycles"], data["batch"]
     batching = Batching(batch["images"], batch["tail"], tuple(batch["held"]), batch["held_bytes"])
+    overlap = data["stream_overlap"]
+    stream = None if overlap is None else StreamOverlap((overlap["need"], overlap["need_step"]),
+                                                        overlap["hidden_cycles"])
     return Mapping(target, data["model"], layers, cycles["input"] // batching.images,
                    cycles["output"] // batching.images, data["resources"], data["fit"], memory,
                    data["residency"]["weights"] == "external", data["residency"]["program"] == "external",
-                   batching if batching.images > 1 else None)
+                   batching if batching.images > 1 else None, stream)
 
 
 def _row(row: dict, graph: Graph, target: Target) -> LayerMap:

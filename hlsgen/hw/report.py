@@ -48,6 +48,8 @@ def report_json(mapping: Mapping, designs: dict | None = None) -> dict:
         "vector_cycles": _unit_cycles(mapping, "vector_unit"),
         "io_cycles": {"input": mapping.images * mapping.input_elements,
                       "output": mapping.images * mapping.output_elements},
+        # cycles of the first row that run while the input streams in (hlsgen.hw.stream_overlap), not in layer_cycles
+        "stream_overlap_cycles": mapping.overlapped_cycles,
         "batch": mapping.images,  # at_clock times one run of `batch` images
         "cycles_per_image": _round(mapping.cycles / mapping.images),
         "weight_bytes": sum(layer.weight_bytes for layer in mapping.layers),

@@ -112,6 +112,9 @@ class Program:
     images: int = 1  # per run (--batch N): the layer table's rows [:head] run once per image, the rest once
     head: int = 0  # the layer table's first tail row (its row count: nothing batched)
     weights_loaded: bool = False  # the target's top: the weights fit its weight RAM, loaded with the program
+    # the first row runs under the input stream (hlsgen.hw.stream_overlap): the input elements its first spatial
+    # tile reads, and how many more each next one reads (None: every row waits for the whole input)
+    stream_need: tuple[int, int] | None = None
 
     @property
     def input_map(self) -> str:
@@ -256,7 +259,8 @@ class _Compiler:
                        self.lut, self.divisors, widths, self.dw_copies, self.dw_depth,
                        self.mapping.weights_external or shape is not None, fmaps_external, self.mapping.input_in_dram,
                        memory.dram_words, shape, self.mapping.images, head,
-                       weights_loaded=shape is not None and not self.mapping.weights_external)
+                       weights_loaded=shape is not None and not self.mapping.weights_external,
+                       stream_need=self.mapping.stream.need if self.mapping.stream else None)
 
     def compute_rows(self) -> list[Layer]:
         return [layer for layer in self.layers if layer.kind != DMA]

@@ -19,14 +19,14 @@ from .program import Program
 from .words import divisor_word
 
 MAGIC = 0x4850  # "HP"
-VERSION = 5  # 2: the move table; 3: the input's and outputs' elements; 4: up to MAX_INPUTS and MAX_OUTPUTS maps;
-# 5: the weight table (weights loaded into the weight RAM)
+VERSION = 6  # 2: the move table; 3: the input's and outputs' elements; 4: up to MAX_INPUTS and MAX_OUTPUTS maps;
+# 5: the weight table (weights loaded into the weight RAM); 6: the first row under the input stream (in_need)
 HEADER_BITS = 2048
 # after word 0 (MAGIC << 16 | VERSION) and one count per table: the maps' counts and totals, then each input
 # map's and each output map's geometry in three words (`place`: base in [23:0], lg in [26:24], plane in bit 28;
 # pixels; channels), as the top slices them
 MAP_WORDS = ("place", "pixels", "channels")
-HEADER_WORDS = ("in_maps", "out_maps", "in_dram", "in_elements", "out_elements",
+HEADER_WORDS = ("in_maps", "out_maps", "in_dram", "in_elements", "out_elements", "in_need", "in_need_step",
                 *(f"in{k}_{w}" for k in range(MAX_INPUTS) for w in MAP_WORDS),
                 *(f"out{k}_{w}" for k in range(MAX_OUTPUTS) for w in MAP_WORDS))
 PLACE_LG, PLACE_PLANE = 24, 28  # the bits of a `place` word past the base
@@ -86,6 +86,8 @@ def header(program: Program) -> dict[str, int]:
               "in_dram": int(program.input_in_dram),
               "in_elements": sum(m.pixels * m.channels for m in program.inputs),
               "out_elements": sum(m.pixels * m.channels for m in program.outputs)}
+    if program.stream_need is not None:  # the first row runs under the input stream (0: it waits for all of it)
+        words |= {"in_need": program.stream_need[0], "in_need_step": program.stream_need[1]}
     for side, maps in (("in", program.inputs), ("out", program.outputs)):
         for k, m in enumerate(maps):
             words |= {f"{side}{k}_place": m.base | m.lg << PLACE_LG | m.plane << PLACE_PLANE,

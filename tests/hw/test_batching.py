@@ -37,7 +37,10 @@ def test_the_dense_tail_streams_n_vectors_through_each_weight_tile(name, rows, n
     single, batched = map_model(graph, target), map_model(graph, target, batch=n)
     tail = batched.batching.tail
     assert [row.name for row in batched.layers[tail:]] == ["fc1", "fc2"]  # the convolutions run image by image
-    for one, row in zip(single.layers[:tail], batched.layers[:tail]):
+    assert single.stream is not None and batched.stream is None  # a batch's first row waits for each image
+    first, conv1 = single.layers[0], batched.layers[0]
+    assert conv1.tiles.work == first.tiles.work and conv1.tiles.spatial_tile > first.tiles.spatial_tile
+    for one, row in zip(single.layers[1:tail], batched.layers[1:tail]):
         assert (row.images, row.tiles, row.cycles, row.macs) == (1, one.tiles, one.cycles, one.macs)
     for one, row in zip(single.layers[tail:], batched.layers[tail:]):
         assert row.images == n and row.tiles.work.pixels == n and row.macs == n * one.macs
