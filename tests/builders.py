@@ -36,8 +36,13 @@ def make_model(
     return model
 
 
-def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+def run_ort(model: onnx.ModelProto, feeds: dict[str, np.ndarray], fused: bool = True) -> dict[str, np.ndarray]:
+    """The model's outputs by onnxruntime; `fused=False` runs its graph as written (no graph optimization: a QDQ
+    model in ONNX's own float arithmetic, not onnxruntime's fused integer kernels, whose rounding differs)."""
+    options = ort.SessionOptions()
+    if not fused:
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    session = ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(names, feeds)))
 
