@@ -51,8 +51,6 @@ def overlap_first_row(layers: list[LayerMap], memory: Memory, target: Target, in
     row = layers[0]
     (channels, height, width), (kh, sy, pad, dil), out_w = geometry
     R, C = target.array.rows, target.array.cols
-    base = row.tiles.cycles(R, C)
-    extra = row.cycles - base  # what the row adds to its tiles' formula (none today)
     best = (input_elements + row.cycles, 0, None)  # (end of the row after the first beat, -tiles, choice)
     pixels, depth = row.tiles.work.pixels, accumulator_depth(target)
     window = row.pool[0] if row.pool else 1  # a fused MaxPool's rows: the writer's row buffer holds one block's
@@ -62,7 +60,7 @@ def overlap_first_row(layers: list[LayerMap], memory: Memory, target: Target, in
         if size > depth or math.ceil(pixels / count) != size:  # the tiles' split must be whole rows
             continue
         tiles = replace(row.tiles, spatial_tile=size)
-        cycles = tiles.cycles(R, C) + extra
+        cycles = tiles.cycles(R, C)  # an array row's cycles are its tiles' (a fused MaxPool adds none)
         first = (channels - 1) * height * width + ((k - 1) * sy - pad + (kh - 1) * dil + 1) * width
         need = (max(first, 1), k * sy * width)  # (0 would tell the target's top there is no overlap)
         end = max(cycles + _delay(tiles, need, input_elements, R), input_elements + COMPLETE)
