@@ -29,7 +29,7 @@ from ..errors import MappingError
 from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
-from .overlay_memory import MemorySplit
+from .overlay_memory import MemorySplit, memory_split
 from .placement import FeatureMap, Memory, batched_maps, choose_banks, map_shape, place_maps, read_lanes
 from .queues import queue_cycles
 from .target import Target
@@ -256,15 +256,21 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target, finish=
     the bands are smaller: more copies, more halo rows) or single ones (the copies wait for the compute),
     whichever runs in fewer cycles on the two queues (hlsgen.hw.queues), its rows completed by `finish`
     (the weights' streaming). With `split` (the target's own top, hlsgen.hw.overlay_memory) the planes and
-    the copies each fit their share of it."""
+    the copies each fit their share of it; the model's own top tries that split as well (its uneven planes
+    can band a model better than the shares _fit_shares tries) and takes whichever runs fastest."""
     single = _fit_shares(graph, layers, target, False, split)
     if single[1].dram_words == 0:
         return single  # every map on chip: nothing to double-buffer
-    try:
-        double = _fit_shares(graph, layers, target, True, split)
-    except MappingError:
-        return single
-    return min((double, single), key=lambda fit: queue_cycles(finish_moves(finish(fit[0]), fit[1], target), fit[1]))
+    tries = [(True, split)]
+    if split is None:  # the model's own top: the target's top's split is a placement it may take as well
+        tries += [(False, memory_split(target)), (True, memory_split(target))]
+    fits = [single]
+    for double, shares in tries:
+        try:
+            fits.append(_fit_shares(graph, layers, target, double, shares))
+        except MappingError:
+            pass
+    return min(fits, key=lambda fit: queue_cycles(finish_moves(finish(fit[0]), fit[1], target), fit[1]))
 
 
 def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,

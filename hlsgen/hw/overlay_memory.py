@@ -1,7 +1,8 @@
 """The activation memory of a target's own top (`--program external`, hlsgen.rtl.overlay): its banks
-(buffers.input / R words each) split once for every model, three eighths to plane 0, one eighth to plane 1
-and half to min(R, 9) depthwise window copies (a 3x3 kernel's taps). The mapper places a model's maps within
-this split when the model's program is to be loaded (hlsgen.hw.banding.fit_activation_memory)."""
+(buffers.input / R words each) split once for every model, the target's `top_memory` fractions to plane 0
+and plane 1 (by default three eighths and one eighth) and the rest to min(R, 9) depthwise window copies (a
+3x3 kernel's taps). The mapper places a model's maps within this split when the model's program is to be
+loaded, and tries it for the model's own top too (hlsgen.hw.banding.fit_activation_memory)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -25,4 +26,5 @@ class MemorySplit:
 def memory_split(target: Target) -> MemorySplit:
     words = target.buffers.input.bytes // target.array.rows
     copies = min(target.array.rows, DW_COPIES)
-    return MemorySplit((words * 3 // 8, words // 8), copies, words // 2 // copies)
+    planes = (int(words * target.top_memory.plane0), int(words * target.top_memory.plane1))
+    return MemorySplit(planes, copies, (words - sum(planes)) // copies)

@@ -48,6 +48,16 @@ class Buffers:
 
 
 @dataclass(frozen=True)
+class TopMemory:
+    """How the target's own top (`--program external`, one activation memory for every model) splits each
+    bank of buffers.input: these fractions to plane 0 and plane 1, the rest to the depthwise window copies
+    (hlsgen.hw.overlay_memory)."""
+
+    plane0: float = 0.375
+    plane1: float = 0.125
+
+
+@dataclass(frozen=True)
 class ExternalMemory:
     """DRAM behind one AXI4 master port: what the mapping puts there when it does not fit on chip."""
 
@@ -95,6 +105,7 @@ class Target:
     clock_mhz: float
     device: Device
     external_memory: ExternalMemory | None = None  # None: everything must fit on chip
+    top_memory: TopMemory = TopMemory()
 
     def __post_init__(self):
         _check(self.array.dataflow in DATAFLOWS, f"array.dataflow must be one of {DATAFLOWS}")
@@ -115,6 +126,9 @@ class Target:
             _check(bool(device.package), "device.package must name the part's package (e.g. CABGA381) on a "
                    "Lattice part")
             _check(device.speed > 0, "device.speed must be the part's speed grade (e.g. 8) on a Lattice part")
+        split = self.top_memory
+        _check(split.plane0 > 0 and split.plane1 > 0 and split.plane0 + split.plane1 < 1,
+               "top_memory.plane0 and plane1 must be positive fractions of a bank that leave some to the copies")
         memory = self.external_memory
         if memory is not None:
             _check(memory.data_bits in (32, 64, 128, 256, 512, 1024), "external_memory.data_bits must be an AXI4 "
@@ -178,7 +192,7 @@ def _typed(kind: type, value: Any, key: str):
 
 _NESTED = {
     (Target, "array"): ArrayShape, (Target, "widths"): Widths, (Target, "buffers"): Buffers,
-    (Target, "device"): Device, (Target, "external_memory"): ExternalMemory,
+    (Target, "device"): Device, (Target, "external_memory"): ExternalMemory, (Target, "top_memory"): TopMemory,
     (Buffers, "input"): Buffer, (Buffers, "weight"): Buffer, (Buffers, "accumulator"): Buffer,
 }
 

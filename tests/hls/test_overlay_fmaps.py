@@ -141,7 +141,7 @@ def separable_model():
 
 
 @pytest.mark.parametrize("kib, kinds", [(32, {"depthwise", "QAdd", "QAveragePool", "Resize"}),
-                                        (48, {"depthwise", "QLut", "QAveragePool"})])
+                                        (44, {"depthwise", "QLut", "QAveragePool"})])
 def test_channel_slices_compute_their_own_channels(tmp_path, kib, kinds):
     """Rows whose one-row bands do not fit run in slices of 8 of the 32 channels (4 blocks of the
     systolic8x8's columns) between buffers holding just those: a depthwise slice takes its channels' weights
@@ -252,7 +252,7 @@ MOBILENET_V1 = architecture(lambda: architectures.mobilenet_v1(0.25, 96), 1)
 RESNET18 = architecture(lambda: architectures.resnet18(224), 1)
 DS_CNN = architecture(architectures.ds_cnn, 1)
 # (model, target, the kinds of the rows that run in channel slices)
-SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic8x8", {"depthwise", "global_pool", "elementwise"}),
+SHIPPED = [("mobilenet_v2", MOBILENET_V2, "systolic8x8", {"depthwise"}),
            ("mobilenet_v2", MOBILENET_V2, "systolic16x16", {"depthwise"}),
            ("mobilenet_v2", MOBILENET_V2, "systolic32x32", {"depthwise"}),
            ("mobilenet_v1", MOBILENET_V1, "systolic8x8", {"depthwise"}),

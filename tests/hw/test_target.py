@@ -101,3 +101,26 @@ def test_unknown_target_on_the_command_line(tmp_path, capsys):
     assert code == TargetError.exit_code
     assert_one_line_error(err, "did you mean 'systolic16x16'")
     assert not (tmp_path / "o").exists()
+
+
+def test_top_memory_splits_the_banks_of_the_targets_top(tmp_path):
+    """systolic16x16 gives its top's planes a quarter and 15% of a bank (10,240 words), the rest to 9 copies;
+    targets that say nothing keep three eighths and one eighth, half to the copies."""
+    from hlsgen.hw.overlay_memory import memory_split
+
+    split = memory_split(load_target("systolic16x16"))
+    assert (split.planes, split.copies, split.copy_depth) == ((2560, 1536), 9, 682)
+    eight = memory_split(load_target("systolic8x8"))  # 64 KiB over 8 banks: 8,192 words a bank
+    assert (eight.planes, eight.copies, eight.copy_depth) == ((3072, 1024), 8, 512)
+    data = _yaml()
+    data["top_memory"] = {"plane0": 0.5}
+    assert memory_split(load_target(_write(tmp_path, data))).planes == (5120, 1280)  # plane1 by default
+
+
+@pytest.mark.parametrize("split", [{"plane0": 0.9}, {"plane1": 0}, {"plane0": "half"}])
+def test_a_top_memory_that_leaves_nothing_is_one_line(tmp_path, split):
+    data = _yaml()
+    data["top_memory"] = split
+    with pytest.raises(TargetError) as exc:
+        load_target(_write(tmp_path, data))
+    assert "top_memory.plane" in _one_line(exc)
