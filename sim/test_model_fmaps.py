@@ -6,7 +6,8 @@ latency. Bit-exact against the integer reference, within 3% of the model's cycle
 slower) with random pauses on all five channels: MLPerf Tiny's ResNet-8 (residual QAdds in bands), its
 MobileNetV1-0.25 (depthwise bands of rows and of channel blocks, weights in external memory too; 48 KiB) and
 a network of padded average pools (the counted region of a band), the others with 16 KiB of activation memory
-on systolic16x16; under `make
+on systolic16x16; MobileNetV1-0.25 on the shipped systolic16x16, whose first five layers run band by band
+together (runs: the maps between them never leave the chip); under `make
 test-slow`, MobileNetV2-0.5 (128 px) and ResNet-18 (224 px) on the shipped systolic16x16, and ResNet-8 on
 systolic32x32 with 32 KiB (a word of 32 bytes is two beats of its 128-bit port)."""
 import json
@@ -114,6 +115,19 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, kib, output
         assert program["memory"]["maps"]["x"]["banks"] == 4
         assert {r["tiles"]["reduction"] for r in program["rows"] if r["nodes"] == ["stem"]} == {36}
     check(out, test, outputs)
+
+
+@pytest.mark.rtl
+def test_a_run_of_layers_computes_band_by_band_with_its_maps_between_on_chip(tmp_path):
+    """MobileNetV1-0.25 (96 px, MLPerf Tiny's visual wake words) on the shipped systolic16x16: conv1 to sep2_pw
+    run band by band together (hlsgen.hw.banding's runs), each row reading the band buffer the row before it
+    wrote; the maps between them live nowhere else. Bit-exact, within 3% of the model, with random pauses."""
+    out, test, program = build(tmp_path, "mobilenet_v1", "systolic16x16", None)
+    maps = program["memory"]["maps"]
+    inner = {m["holds"] for m in maps.values() if m["holds"] and m["holds"] not in maps}
+    assert {"conv1_relu6", "sep1_dw_relu6", "sep1_pw_relu6", "sep2_dw_relu6"} <= inner
+    assert not any(r["move"] and r["move"]["tensor"] in inner for r in program["rows"])
+    check(out, test, 2)
 
 
 # the average pools' image is packed (a word per pixel): at 24 KiB single bands beat double ones, at 48 KiB not

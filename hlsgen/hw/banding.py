@@ -8,6 +8,10 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
   band buffers; after it, a `store` row copies its output band out (hlsgen.hw.cycles.dma_cycles).
 - A row whose bands fit twice over is double-buffered (_pipelined): its copies can overlap its compute on
   the two queues of hlsgen.hw.queues.
+- Runs (fused-layer tiling, _Planner.chains): a banded array row whose external output only the next
+  banded array row reads (its one operand) runs band by band with it; the next row reads the band buffer
+  the row wrote, so the map between them never moves through the port (its halo rows are computed twice).
+  fit_activation_memory plans with and without runs and keeps the faster program.
 - A row in more than one band has all its operands external (a band reads and writes only buffers), but for
   a model output: its bands write their rows of it on chip (Band.written_row).
 - A row that is not split by rows (a Dense, a Transpose, a Concat of rows, a non-constant Pad, a 1-D map,
@@ -40,6 +44,10 @@ OUTPUT_ON_CHIP = "a model output is one of its operands (model outputs stay on c
 # a model no plan fits: it names the layers needing the most (hlsgen.partition moves them to the host)
 SMALLEST_BANDS = "even in the smallest bands"
 MAX_PLANS = 12  # plans for ever smaller budgets before giving up
+
+
+class NoRuns(MappingError):
+    """A plan with runs of layers was asked for and no rows form one (fit_activation_memory skips it)."""
 
 
 class _Planner:
@@ -233,6 +241,92 @@ class _Planner:
             lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
         return lo or None
 
+    def chains(self) -> dict[int, tuple[tuple[int, ...], int]]:
+        """Runs of banded rows computed band by band together (fused-layer tiling), by their first row: the
+        rows and the last row's band height (module docstring). A run grows while its buffers of one band
+        fit in bands of at least one row."""
+        runs, i = {}, 0
+        while i < len(self.layers) - 1:
+            members, height = (i,), 0
+            while members[-1] + 1 < len(self.layers) and self._links(members[-1]):
+                longer = (*members, members[-1] + 1)
+                found = self._chain_height(longer)
+                if not found:
+                    break
+                members, height = longer, found
+            if len(members) > 1:
+                runs[i] = (members, height)
+            i = members[-1] + 1
+        return runs
+
+    def _links(self, i: int) -> bool:
+        """Whether row i's output, in external memory, is row i + 1's only operand, read by no other row,
+        both array rows in bands of rows over all their channels."""
+        out = self.operands[i][1]
+        return (self._chainable(i) and self._chainable(i + 1) and out in self.external and out not in self.outputs
+                and self.operands[i + 1][0] == [out] and self.death[out] == i + 1)
+
+    def _chainable(self, i: int) -> bool:
+        layer = self.layers[i]
+        if i not in self.shapes or layer.unit != ARRAY or len(self.operands[i][0]) != 1:
+            return False
+        g = row_geometry(self.graph, layer)
+        return (g.splits and not g.reduces and layer.images == 1
+                and self.shapes[i][1] == channel_blocks(self.graph, layer, self.lanes))
+
+    def chain_bands(self, members: tuple[int, ...], height: int) -> list[list[tuple[int, int, int, int]]]:
+        """Per band of the run's last row (`height` rows): per row of the run, first to last, the output rows
+        [y0, y1) it computes and the input rows [a, b) it reads; a row computes the rows the next one reads."""
+        bands = []
+        for y0, y1 in row_geometry(self.graph, self.layers[members[-1]]).bands(height):
+            spans = []
+            for i in reversed(members):
+                a, b, _, _ = row_geometry(self.graph, self.layers[i]).band(y0, y1)
+                spans.append((y0, y1, a, b))
+                y0, y1 = a, b
+            bands.append(spans[::-1])
+        return bands
+
+    def _chain_height(self, members: tuple[int, ...]) -> int:
+        """The tallest band of the run's last row whose buffers fit beside what every row of the run keeps
+        on chip, or 0."""
+        space = tuple(min(s) for s in zip(*(_minus(self.capacity, self.resident(i)) for i in members)))
+
+        def fits(h: int) -> bool:
+            bands = self.chain_bands(members, h)
+            double = self.double and len(bands) > 1
+            return all(min(_minus(space, self._chain_buffers(members, spans, double))) >= 0 for spans in bands)
+
+        lo, hi = 0, row_geometry(self.graph, self.layers[members[-1]]).height_out
+        while lo < hi:
+            mid = (lo + hi + 1) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
+        return lo
+
+    def _chain_buffers(self, members: tuple[int, ...], spans: list[tuple[int, int, int, int]],
+                       double: bool) -> tuple[int, int]:
+        """Bytes of the planes and of the depthwise copies one band of a run keeps: the first row's loaded
+        inputs and the last row's stored output (twice, `double`: the next band's load and the last band's
+        store overlap it), each row's output band the next row reads (with its window copies)."""
+        twice = 2 if double else 1
+        plane = copies = 0
+
+        def band_bytes(t: str, rows: int) -> int:
+            return -(-self.size[t][0] * rows // max(map_shape(self.graph.shape(t))[1], 1))
+
+        head, tail = members[0], members[-1]
+        for t in self.operands[head][0]:
+            if t in self.external:
+                n = twice * band_bytes(t, spans[0][3] - spans[0][2])
+                plane, copies = plane + n, copies + (n * self.copies if self.layers[head].kind == "depthwise" else 0)
+        for k, i in enumerate(members[:-1]):
+            n = band_bytes(self.operands[i][1], spans[k][1] - spans[k][0])
+            plane += n
+            copies += n * self.copies if self.layers[members[k + 1]].kind == "depthwise" else 0
+        if self.operands[tail][1] in self.external:
+            plane += twice * band_bytes(self.operands[tail][1], spans[-1][1] - spans[-1][0])
+        return plane, copies
+
     def _buffers(self, i: int, g: RowGeometry, y0: int, y1: int, per_band: int, blocks: int) -> tuple[int, int]:
         """Bytes of the planes and of the depthwise copies the buffers of one band (output rows [y0, y1),
         `per_band` of `blocks` channel blocks) of the external operands of row i occupy."""
@@ -255,26 +349,35 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target, finish=
     `buffers.input` (module docstring): with double-buffered bands (their copies overlap the compute, but
     the bands are smaller: more copies, more halo rows) or single ones (the copies wait for the compute),
     whichever runs in fewer cycles on the two queues (hlsgen.hw.queues), its rows completed by `finish`
-    (the weights' streaming). With `split` (the target's own top, hlsgen.hw.overlay_memory) the planes and
-    the copies each fit their share of it; the model's own top tries that split as well (its uneven planes
-    can band a model better than the shares _fit_shares tries) and takes whichever runs fastest."""
+    (the weights' streaming); then that plan again with runs of layers, kept if faster. With `split` (the
+    target's own top, hlsgen.hw.overlay_memory) the planes and the copies each fit their share of it; the
+    model's own top tries that split as well (its uneven planes can band a model better than the shares
+    _fit_shares tries)."""
     single = _fit_shares(graph, layers, target, False, split)
     if single[1].dram_words == 0:
         return single  # every map on chip: nothing to double-buffer
-    tries = [(True, split)]
-    if split is None:  # the model's own top: the target's top's split is a placement it may take as well
-        tries += [(False, memory_split(target)), (True, memory_split(target))]
-    fits = [single]
-    for double, shares in tries:
+
+    def cycles(fit: tuple[list[LayerMap], Memory]) -> int:
+        return queue_cycles(finish_moves(finish(fit[0]), fit[1], target), fit[1])
+
+    splits = [split] if split is not None else [None, memory_split(target)]  # the own top may take the top's
+    plans = {(False, split): single}
+    for double, shares in [(double, shares) for shares in splits for double in (False, True)][1:]:
         try:
-            fits.append(_fit_shares(graph, layers, target, double, shares))
+            plans[double, shares] = _fit_shares(graph, layers, target, double, shares)
         except MappingError:
             pass
-    return min(fits, key=lambda fit: queue_cycles(finish_moves(finish(fit[0]), fit[1], target), fit[1]))
+    timed = {plan: cycles(fit) for plan, fit in plans.items()}
+    best = min(timed, key=timed.get)
+    try:
+        chained = _fit_shares(graph, layers, target, *best, chained=True)
+    except MappingError:  # no runs (NoRuns), or none that fit
+        return plans[best]
+    return chained if cycles(chained) < timed[best] else plans[best]
 
 
 def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
-                split: MemorySplit | None = None) -> tuple[list[LayerMap], Memory]:
+                split: MemorySplit | None = None, chained: bool = False) -> tuple[list[LayerMap], Memory]:
     """The planes and the depthwise copies share `buffers.input` in proportion to what the model's maps
     would need of each on chip, or else in the first of a few other shares that fits."""
     capacity = target.buffers.input.bytes
@@ -307,14 +410,16 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
     failure = None
     for copies in shares:
         try:
-            return _fit(graph, layers, target, copies, double, split)
+            return _fit(graph, layers, target, copies, double, split, chained)
+        except NoRuns:
+            raise
         except MappingError as error:
             failure = failure or error
     raise failure
 
 
 def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: bool,
-         split: MemorySplit | None = None) -> tuple[list[LayerMap], Memory]:
+         split: MemorySplit | None = None, chained: bool = False) -> tuple[list[LayerMap], Memory]:
     """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies (and
     each plane its share of `split`)."""
     R, capacity = target.array.rows, target.buffers.input.bytes
@@ -322,7 +427,7 @@ def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: boo
     budget = limits
     for attempt in range(MAX_PLANS):
         try:
-            rows = band_rows(graph, layers, target, budget, double)
+            rows = band_rows(graph, layers, target, budget, double, chained)
         except MappingError:
             if attempt == 0:
                 raise
@@ -348,17 +453,26 @@ def _minus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 
 def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int],
-              double: bool) -> list[LayerMap]:
+              double: bool, chained: bool = False) -> list[LayerMap]:
     """The program's rows with every row that reads or writes an external map split into bands and its
     copies (`dma` rows whose moves `finish_moves` completes once the maps are placed), for `capacity`
     bytes of live maps and buffers in the planes and in the depthwise copies. `double`: the bands'
     buffers are double-buffered (_pipelined)."""
     planner = _Planner(graph, layers, target, capacity, double)
     planner.plan()
+    runs = planner.chains() if chained else {}
+    if chained and not runs:
+        raise NoRuns("no rows run band by band together")  # the program without runs is planned on its own
+    in_run = {i for members, _ in runs.values() for i in members}
     rows: list[LayerMap] = []
     for i, layer in enumerate(layers):
         used = BufferUse("activation", sum(planner.resident(i)), target.buffers.input.bytes)
         live = tuple(t for t in planner.alive(i) if t not in planner.external)
+        if i in runs:
+            rows += _run_rows(graph, planner, *runs[i], target)
+            continue
+        if i in in_run:
+            continue
         if i not in planner.shapes:
             rows.append(replace(layer, buffers=(used, *layer.buffers[1:]), live=live))
             continue
@@ -377,6 +491,32 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
     return rows
 
 
+def _run_rows(graph, planner: _Planner, members: tuple[int, ...], height: int, target: Target) -> list[LayerMap]:
+    """The rows of a run (_Planner.chains), band by band: the first row's loads, each row's band (the next
+    row reads its output band from the buffer it writes), the last row's stores. A row computes again the
+    halo rows the band before computed too; its MACs count the rows it computes first (the model's MACs)."""
+    bands = planner.chain_bands(members, height)
+    steps = []
+    for k, spans in enumerate(bands):
+        step, fed = [], None
+        for m, i in enumerate(members):
+            layer, (y0, y1, a, b) = planner.layers[i], spans[m]
+            g = row_geometry(graph, layer)
+            _, _, pad_top, computed = g.band(y0, y1)
+            used = BufferUse("activation", sum(planner.resident(i)), target.buffers.input.bytes)
+            live = tuple(t for t in planner.alive(i) if t not in planner.external)
+            band = Band(k, len(bands), (y0, y1), (a, b), pad_top, computed)
+            made = _band(graph, planner, layer, g, band, used, live, target, fed=fed, keep=m < len(members) - 1)
+            compute = next(r for r in made if r.unit != DMA)
+            before = bands[k - 1][m][1] if k else 0
+            height_out = g.height_out
+            useful = layer.macs * y1 // height_out - layer.macs * max(y0, before) // height_out
+            step += [replace(compute, macs=useful) if r is compute else r for r in made]
+            fed = compute.output
+        steps.append(step)
+    return _pipelined(steps) if planner.double and len(steps) > 1 else [row for step in steps for row in step]
+
+
 def _pipelined(steps: list[list[LayerMap]]) -> list[LayerMap]:
     """A layer's bands (each its loads, its compute row, its stores) in the order that double-buffers them:
     the loads of band k + 1 before the compute of band k, the stores of band k - 1 after it. Program order
@@ -384,21 +524,27 @@ def _pipelined(steps: list[list[LayerMap]]) -> list[LayerMap]:
     buffers live at once and gives them different addresses, so the copies can overlap the compute."""
     loads = [[r for r in step if r.kind == "load"] for step in steps]
     stores = [[r for r in step if r.kind == "store"] for step in steps]
-    computes = [next(r for r in step if r.unit != DMA) for step in steps]
+    computes = [[r for r in step if r.unit != DMA] for step in steps]
     rows = list(loads[0])
     for k, compute in enumerate(computes):
         rows += loads[k + 1] if k + 1 < len(steps) else []
-        rows.append(compute)
+        rows += compute
         rows += stores[k - 1] if k else []
     return rows + stores[-1]
 
 
 def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band, used: BufferUse,
-          live: tuple[str, ...], target: Target) -> list[LayerMap]:
+          live: tuple[str, ...], target: Target, fed: str | None = None, keep: bool = False) -> list[LayerMap]:
+    """A band's rows: its loads, its compute row, its stores. In a run (_run_rows), `fed` is the buffer the
+    row before wrote (the row's one input), and `keep` leaves its output band in a buffer the next row reads."""
     name = f"{layer.name}#{band.index}" if band.count > 1 else layer.name
     loads, inputs, shapes = [], [], []
     for k, (t, shape) in enumerate(zip(layer.inputs, layer.input_shapes or (layer.input_shape,))):
         stored = planner.root[t]
+        if fed is not None:
+            inputs.append(fed)
+            shapes.append(_slice(tuple(shape), band.in_rows, None))
+            continue
         if stored not in planner.external:
             inputs.append(t)
             shapes.append(tuple(shape))
@@ -409,7 +555,9 @@ def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band,
         inputs.append(buffer)
         shapes.append(_slice(tuple(shape), rows if g.splits else None, band.channels))
     output, stores = layer.output, []
-    if layer.output not in planner.external:
+    if keep:
+        output = f"{name}.out"
+    elif layer.output not in planner.external:
         band = replace(band, written_row=band.out_rows[0])
     else:
         output = f"{name}.out"
@@ -419,7 +567,7 @@ def _band(graph, planner: _Planner, layer: LayerMap, g: RowGeometry, band: Band,
     buffers = (used, *layer.buffers[1:])
     compute = replace(layer, name=name, inputs=tuple(inputs), output=output, input_shapes=tuple(shapes),
                       input_shape=shapes[0], output_shape=out_shape, band=band, buffers=buffers,
-                      live=(*live, *(r.output for r in loads), *([output] if stores else [])))
+                      live=(*live, *(r.output for r in loads), *([output] if stores or keep else [])))
     if g.splits or band.channels:
         compute = _resized(graph, compute, layer, band, target)
     return [*loads, compute, *stores]

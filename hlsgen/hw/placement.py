@@ -81,7 +81,7 @@ class MapPlacement(_Extent):
     plane: int
     base: int
     dw_base: int  # its place in the depthwise window copies
-    holds: str = ""  # a band buffer: the external map some of whose rows it holds
+    holds: str = ""  # a band buffer: the map some of whose rows it holds (external, or a run's, nowhere else)
     dram_base: int | None = None  # in external memory: its first word in the feature-map image
     images: int = 1  # a batch's map (hlsgen.hw.batching): N images, image n in rows [n H, (n + 1) H)
 
@@ -343,8 +343,13 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
     external = {layer.move.tensor for layer in layers if layer.move is not None}
     batched = batched_maps(layers)
 
-    def add(name: str, birth: int) -> None:
+    def add(name: str, birth: int, writer=None) -> None:
         move = moves.get(name)
+        if move is None and name not in graph.quant:  # a band of a run (banding's fused-layer tiling): rows of
+            tensor = graph.nodes[writer.nodes[-1]].outputs[0]  # its layer's output, which lives nowhere else
+            c, h, w = map_shape(writer.output_shape)
+            maps[name] = FeatureMap(name, c, h, w, graph.quant[tensor], birth, holds=tensor)
+            return
         c, h, w = map_shape(graph.shape(move.tensor if move else name))
         if move is not None:
             h = move.rows[1] - move.rows[0]
@@ -359,7 +364,7 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
         if layer.kind == "reshape":
             aliases[layer.output] = aliases.get(layer.inputs[0], layer.inputs[0])
         elif layer.output not in maps:
-            add(layer.output, i)
+            add(layer.output, i, layer)
     for i, layer in enumerate(layers):
         if layer.kind == "reshape":
             continue
@@ -374,13 +379,13 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
     for t in graph.outputs:
         maps[aliases.get(t, t)].death = len(layers) + 1
     for fmap in maps.values():
-        if fmap.holds:  # the external map is read as its buffers are
+        if fmap.holds in maps:  # the external map is read as its buffers are
             maps[fmap.holds].array_read |= fmap.array_read
             maps[fmap.holds].lanes = max(maps[fmap.holds].lanes, fmap.lanes)
     for fmap in maps.values():
         choose_banks(fmap, rows)
     for fmap in maps.values():
-        if fmap.holds:  # a buffer moves whole words of its external map: the same banks
+        if fmap.holds in maps:  # a buffer moves whole words of its external map: the same banks
             fmap.lg = maps[fmap.holds].lg
     dram = 0
     for fmap in sorted((maps[t] for t in external), key=lambda m: (m.birth, m.name)):
