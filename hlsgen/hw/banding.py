@@ -8,7 +8,7 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
   band buffers; after it, a `store` row copies its output band out (hlsgen.hw.cycles.dma_cycles).
 - A row whose bands fit twice over is double-buffered (_pipelined): its copies can overlap its compute on
   the two queues of hlsgen.hw.queues.
-- Runs (fused-layer tiling, _Planner.chains): a banded array row whose external output only the next
+- Runs (fused-layer tiling, _Planner.runs): a banded array row whose external output only the next
   banded array row reads (its one operand) runs band by band with it; the next row reads the band buffer
   the row wrote, so the map between them never moves through the port (its halo rows are computed twice).
   fit_activation_memory plans with and without runs and keeps the faster program.
@@ -241,7 +241,7 @@ class _Planner:
             lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
         return lo or None
 
-    def chains(self) -> dict[int, tuple[tuple[int, ...], int]]:
+    def runs(self) -> dict[int, tuple[tuple[int, ...], int]]:
         """Runs of banded rows computed band by band together (fused-layer tiling), by their first row: the
         rows and the last row's band height (module docstring). A run grows while its buffers of one band
         fit in bands of at least one row."""
@@ -250,7 +250,7 @@ class _Planner:
             members, height = (i,), 0
             while members[-1] + 1 < len(self.layers) and self._links(members[-1]):
                 longer = (*members, members[-1] + 1)
-                found = self._chain_height(longer)
+                found = self._run_height(longer)
                 if not found:
                     break
                 members, height = longer, found
@@ -263,10 +263,11 @@ class _Planner:
         """Whether row i's output, in external memory, is row i + 1's only operand, read by no other row,
         both array rows in bands of rows over all their channels."""
         out = self.operands[i][1]
-        return (self._chainable(i) and self._chainable(i + 1) and out in self.external and out not in self.outputs
+        return (self._runnable(i) and self._runnable(i + 1) and out in self.external and out not in self.outputs
                 and self.operands[i + 1][0] == [out] and self.death[out] == i + 1)
 
-    def _chainable(self, i: int) -> bool:
+    def _runnable(self, i: int) -> bool:
+        """Whether row i may be in a run: an array row of one operand in bands of rows over all its channels."""
         layer = self.layers[i]
         if i not in self.shapes or layer.unit != ARRAY or len(self.operands[i][0]) != 1:
             return False
@@ -274,7 +275,7 @@ class _Planner:
         return (g.splits and not g.reduces and layer.images == 1
                 and self.shapes[i][1] == channel_blocks(self.graph, layer, self.lanes))
 
-    def chain_bands(self, members: tuple[int, ...], height: int) -> list[list[tuple[int, int, int, int]]]:
+    def run_bands(self, members: tuple[int, ...], height: int) -> list[list[tuple[int, int, int, int]]]:
         """Per band of the run's last row (`height` rows): per row of the run, first to last, the output rows
         [y0, y1) it computes and the input rows [a, b) it reads; a row computes the rows the next one reads."""
         bands = []
@@ -287,15 +288,15 @@ class _Planner:
             bands.append(spans[::-1])
         return bands
 
-    def _chain_height(self, members: tuple[int, ...]) -> int:
+    def _run_height(self, members: tuple[int, ...]) -> int:
         """The tallest band of the run's last row whose buffers fit beside what every row of the run keeps
         on chip, or 0."""
         space = tuple(min(s) for s in zip(*(_minus(self.capacity, self.resident(i)) for i in members)))
 
         def fits(h: int) -> bool:
-            bands = self.chain_bands(members, h)
+            bands = self.run_bands(members, h)
             double = self.double and len(bands) > 1
-            return all(min(_minus(space, self._chain_buffers(members, spans, double))) >= 0 for spans in bands)
+            return all(min(_minus(space, self._run_buffers(members, spans, double))) >= 0 for spans in bands)
 
         lo, hi = 0, row_geometry(self.graph, self.layers[members[-1]]).height_out
         while lo < hi:
@@ -303,7 +304,7 @@ class _Planner:
             lo, hi = (mid, hi) if fits(mid) else (lo, mid - 1)
         return lo
 
-    def _chain_buffers(self, members: tuple[int, ...], spans: list[tuple[int, int, int, int]],
+    def _run_buffers(self, members: tuple[int, ...], spans: list[tuple[int, int, int, int]],
                        double: bool) -> tuple[int, int]:
         """Bytes of the planes and of the depthwise copies one band of a run keeps: the first row's loaded
         inputs and the last row's stored output (twice, `double`: the next band's load and the last band's
@@ -460,7 +461,7 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
     buffers are double-buffered (_pipelined)."""
     planner = _Planner(graph, layers, target, capacity, double)
     planner.plan()
-    runs = planner.chains() if chained else {}
+    runs = planner.runs() if chained else {}
     if chained and not runs:
         raise NoRuns("no rows run band by band together")  # the program without runs is planned on its own
     in_run = {i for members, _ in runs.values() for i in members}
@@ -492,10 +493,10 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
 
 
 def _run_rows(graph, planner: _Planner, members: tuple[int, ...], height: int, target: Target) -> list[LayerMap]:
-    """The rows of a run (_Planner.chains), band by band: the first row's loads, each row's band (the next
+    """The rows of a run (_Planner.runs), band by band: the first row's loads, each row's band (the next
     row reads its output band from the buffer it writes), the last row's stores. A row computes again the
     halo rows the band before computed too; its MACs count the rows it computes first (the model's MACs)."""
-    bands = planner.chain_bands(members, height)
+    bands = planner.run_bands(members, height)
     steps = []
     for k, spans in enumerate(bands):
         step, fed = [], None
