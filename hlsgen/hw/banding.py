@@ -497,21 +497,19 @@ def _run_rows(graph, planner: _Planner, members: tuple[int, ...], height: int, t
     row reads its output band from the buffer it writes), the last row's stores. A row computes again the
     halo rows the band before computed too; its MACs count the rows it computes first (the model's MACs)."""
     bands = planner.run_bands(members, height)
+    rows = [(planner.layers[i], row_geometry(graph, planner.layers[i]),
+             BufferUse("activation", sum(planner.resident(i)), target.buffers.input.bytes),
+             tuple(t for t in planner.alive(i) if t not in planner.external)) for i in members]
     steps = []
     for k, spans in enumerate(bands):
         step, fed = [], None
-        for m, i in enumerate(members):
-            layer, (y0, y1, a, b) = planner.layers[i], spans[m]
-            g = row_geometry(graph, layer)
+        for m, ((layer, g, used, live), (y0, y1, a, b)) in enumerate(zip(rows, spans)):
             _, _, pad_top, computed = g.band(y0, y1)
-            used = BufferUse("activation", sum(planner.resident(i)), target.buffers.input.bytes)
-            live = tuple(t for t in planner.alive(i) if t not in planner.external)
             band = Band(k, len(bands), (y0, y1), (a, b), pad_top, computed)
             made = _band(graph, planner, layer, g, band, used, live, target, fed=fed, keep=m < len(members) - 1)
             compute = next(r for r in made if r.unit != DMA)
-            before = bands[k - 1][m][1] if k else 0
-            height_out = g.height_out
-            useful = layer.macs * y1 // height_out - layer.macs * max(y0, before) // height_out
+            first = max(y0, bands[k - 1][m][1] if k else 0)  # the rows before it the band before computed
+            useful = layer.macs * y1 // g.height_out - layer.macs * first // g.height_out
             step += [replace(compute, macs=useful) if r is compute else r for r in made]
             fed = compute.output
         steps.append(step)
