@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -36,6 +36,7 @@ from .ir import Graph
 from .loopir import checked_nests, dump
 from .npz_io import write_npz
 from .passes import optimize
+from .passes.input_fold import fold_input
 from .paths import require_file
 from .progress import Step, silent
 from .provenance import provenance
@@ -192,11 +193,12 @@ def build_accelerator(options: BuildOptions, step: Step = silent) -> BuildResult
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
+        machine, mapping = _folded_input(quantized, mapping, target, options, graph.notices)
     staging = staging_for(out)
     try:
         with step("render the HLS C++, RTL and report"):
-            _write(staging.folder, options, target, graph, quantized, measured, calib.feeds, bits_table, mapping,
-                   bits, latency_mode)
+            _write(staging.folder, options, target, graph, quantized, machine, measured, calib.feeds, bits_table,
+                   mapping, bits, latency_mode)
         verified = _verify(staging.folder, options.verify, step)
         synth = (synthesize_build(staging.folder, options.bitstream, step, options.seeds)
                  if options.synth or options.bitstream else None)
@@ -299,13 +301,35 @@ def _check_out_dir(out: Path) -> None:
         raise PathError(f"cannot create the build folder {out}: {parent} is a file, not a folder; choose another -o")
 
 
+def _folded_input(quantized: QuantizedModel, mapping, target: Target, options: BuildOptions,
+                  notices: list[str]) -> tuple[QuantizedModel, object]:
+    """The integer model the accelerator runs and its mapping: with its input folded by the host
+    (hlsgen.passes.input_fold) where the input lives in external memory either way and that program takes
+    fewer cycles, else `quantized` and `mapping` as they are."""
+    folded = fold_input(quantized.graph, target.array.rows)
+    if folded is None or options.batch > 1 or options.hls_design == "dataflow" or not mapping.input_in_dram:
+        return quantized, mapping
+    program = "external" if mapping.program_external else "rom"
+    try:
+        refolded = map_model(folded, target, program=program)
+    except MappingError:
+        return quantized, mapping
+    if not refolded.input_in_dram or refolded.cycles >= mapping.cycles:
+        return quantized, mapping
+    names = ", ".join(repr(t) for t in folded.input_folds)
+    notices.append(f"the host folds input {names} (2 x 2 pixels into channels) as it packs it: the first "
+                   f"convolution reads a quarter of the words ({mapping.cycles:,} -> {refolded.cycles:,} cycles)")
+    return replace(quantized, lowered=replace(quantized.lowered, graph=folded)), refolded
+
+
 def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,
-           measured: dict, calib: dict, bits_table: str | None, mapping, bits: BitConfig,
+           machine: QuantizedModel, measured: dict, calib: dict, bits_table: str | None, mapping, bits: BitConfig,
            latency_mode: dict | None) -> None:
-    """Every output file, into the staging folder `tmp`."""
+    """Every output file, into the staging folder `tmp`: `machine` is the integer model the accelerator runs
+    (`quantized`, or it with its input folded: _folded_input)."""
     tmp.chmod(0o755)
     save_graph(graph, tmp / "float")
-    save_graph(quantized.graph, tmp / "integer")
+    save_graph(machine.graph, tmp / "integer")
     (tmp / "quant.json").write_text(json.dumps(quant_json(quantized, measured), indent=1) + "\n")
     if bits_table is not None:
         (tmp / "bits.txt").write_text(bits_table + "\n")
@@ -318,17 +342,17 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
     int_inputs = quantized.quantize_inputs(sample)
     write_npz(tmp / "verify" / "inputs.npz", sample)
     write_npz(tmp / "verify" / "int_inputs.npz", int_inputs)
-    int_outputs = quantized.run_int(int_inputs)
+    int_outputs = machine.run_int(int_inputs)
     write_npz(tmp / "verify" / "int_outputs.npz", int_outputs)
     # HLS C++ (OUT/hls/), with these test vectors as its testbench's data
-    design, hls = _write_hls(tmp / "hls", options, target, quantized.graph, int_inputs, int_outputs, mapping,
+    design, hls = _write_hls(tmp / "hls", options, target, machine.graph, int_inputs, int_outputs, mapping,
                              graph.notices)
-    hls_summary = hls.to_json() if design == "overlay" else hls.cost(quantized.graph, target)
+    hls_summary = hls.to_json() if design == "overlay" else hls.cost(machine.graph, target)
     if design == "dataflow":  # the overlay proves its banking when it is written; this design may not meet II=1
         conflicts = check_folder(tmp / "hls")
         hls_summary["bank_conflicts"] = {"count": len(conflicts), "first": [str(c) for c in conflicts[:3]]}
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
-    rtl_summary = write_build_rtl(tmp / "rtl", mapping, quantized.graph, graph.notices)
+    rtl_summary = write_build_rtl(tmp / "rtl", mapping, machine.graph, graph.notices)
     designs = {"hls": hls_summary, "rtl": rtl_summary}
     if mapping.images > 1:
         designs["batch"] = (f"`layers`, `total`, OUT/hls and OUT/rtl run {mapping.images} images per call "

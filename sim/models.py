@@ -17,7 +17,7 @@ from onnx import numpy_helper
 
 from hlsgen import zoo
 from tests.hw.models import (copies_model, depthwise_multiplier_model, grouped_cnn_model, odd_cnn_model,
-                             spatial_concat_model, strided_model, window_pools_model)
+                             spatial_concat_model, stem_model, strided_model, window_pools_model)
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "digits"
@@ -44,6 +44,8 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         model = odd_cnn_model()
     elif name == "pools":
         model = window_pools_model()
+    elif name == "fold_stem":
+        model = stem_model(2, 16, 24)
     elif name == "grouped":
         model = grouped_cnn_model()
     elif name == "strided":

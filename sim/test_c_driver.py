@@ -3,7 +3,7 @@ a target's top with a C++ AXI4 memory and AXI4-Lite master implementing the plat
 models back to back (digits, then `pools`: each loaded once by CONTROL.load, then an inference per sample, the
 outputs through memory), bit-exact against the integer reference: on systolic8x8 the inputs come through memory
 too (IO, INPUT_BASE); with 2 KiB of activation memory both programs keep their input in the feature-map image and
-the driver packs it there. Slow: MLPerf Tiny's ResNet-8 and DS-CNN on the shipped systolic16x16."""
+the driver packs it there, and a third, whose 2-channel image the host folds (hlsgen.passes.input_fold), too. Slow: MLPerf Tiny's ResNet-8 and DS-CNN on the shipped systolic16x16."""
 from pathlib import Path
 
 import numpy as np
@@ -66,9 +66,10 @@ def small_maps(folder: Path) -> str:
 @pytest.mark.parametrize("packed", [False, True], ids=["input_through_memory", "input_packed"])
 def test_the_c_driver_runs_two_models_back_to_back(tmp_path, packed):
     target = small_maps(tmp_path) if packed else "systolic8x8"
-    runs = check([build(tmp_path / "digits", "digits", target), build(tmp_path / "pools", "pools", target)],
-                 tmp_path)
+    names = ["digits", "pools", *(["fold_stem"] if packed else [])]
+    runs = check([build(tmp_path / name, name, target) for name in names], tmp_path)
     assert all(run.layout.input_in_fmap == packed for run in runs)
+    assert [run.layout.input_fold for run in runs] == [1, 1, *([2] if packed else [])]
 
 
 @pytest.mark.slow

@@ -102,7 +102,7 @@ def banded(program: dict, kind: str) -> bool:
 CASES = [pytest.param("resnet8", 16, 10, "elementwise", id="resnet8"),
          pytest.param("mobilenet_v1", 48, 2, "depthwise", marks=pytest.mark.slow, id="mobilenet_v1"),
          pytest.param("avg_pools", 16, 10, "pool", id="avg_pools"),
-         # an RGB image packed a word per pixel (G = 4), a 3x3/2 Conv in bands
+         # an RGB image the host folds (2 x 2 pixels a word, hlsgen.passes.input_fold), its stem in bands
          pytest.param("rgb_stem", 16, 10, "conv", id="rgb_stem")]
 
 
@@ -111,9 +111,9 @@ CASES = [pytest.param("resnet8", 16, 10, "elementwise", id="resnet8"),
 def test_bands_through_external_memory_are_bit_exact(tmp_path, name, kib, outputs, kind):
     out, test, program = build(tmp_path, name, "systolic16x16", kib)
     assert program["residency"]["input"] == "external" and banded(program, kind)
-    if name == "rgb_stem":  # packed: a word per pixel, the stem's taps padded to 4 lanes
-        assert program["memory"]["maps"]["x"]["banks"] == 4
-        assert {r["tiles"]["reduction"] for r in program["rows"] if r["nodes"] == ["stem"]} == {36}
+    if name == "rgb_stem":  # folded by the host: a word per 2 x 2 pixels, the stem a 2x2 Conv over 12 channels
+        assert program["memory"]["maps"]["x"]["banks"] == 16 and program["memory"]["maps"]["x"]["fold"] == 2
+        assert {r["tiles"]["reduction"] for r in program["rows"] if r["nodes"] == ["stem"]} == {64}
     check(out, test, outputs)
 
 

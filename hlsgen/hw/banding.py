@@ -305,28 +305,36 @@ class _Planner:
         return lo
 
     def _run_buffers(self, members: tuple[int, ...], spans: list[tuple[int, int, int, int]],
-                       double: bool) -> tuple[int, int]:
-        """Bytes of the planes and of the depthwise copies one band of a run keeps: the first row's loaded
-        inputs and the last row's stored output (twice, `double`: the next band's load and the last band's
-        store overlap it), each row's output band the next row reads (with its window copies)."""
+                     double: bool) -> tuple[int, int]:
+        """Bytes of the planes and of the depthwise copies one band of a run keeps at its fullest: the first
+        row's loaded inputs and the last row's stored output all band long (twice, `double`: the next band's
+        load and the last band's store overlap it), and beside them, while a row runs, its input band and
+        its output band (with their window copies where a depthwise row reads them). The engines run the
+        rows one after another, so a band between two rows lives only while those two run."""
         twice = 2 if double else 1
-        plane = copies = 0
+        head, tail = members[0], members[-1]
 
         def band_bytes(t: str, rows: int) -> int:
             return -(-self.size[t][0] * rows // max(map_shape(self.graph.shape(t))[1], 1))
 
-        head, tail = members[0], members[-1]
+        def copied(k: int, n: int) -> int:  # a band member k + 1 reads: in the window copies if depthwise
+            return n * self.copies if self.layers[members[k + 1]].kind == "depthwise" else 0
+
+        plane = copies = 0
         for t in self.operands[head][0]:
             if t in self.external:
                 n = twice * band_bytes(t, spans[0][3] - spans[0][2])
                 plane, copies = plane + n, copies + (n * self.copies if self.layers[head].kind == "depthwise" else 0)
-        for k, i in enumerate(members[:-1]):
-            n = band_bytes(self.operands[i][1], spans[k][1] - spans[k][0])
-            plane += n
-            copies += n * self.copies if self.layers[members[k + 1]].kind == "depthwise" else 0
         if self.operands[tail][1] in self.external:
             plane += twice * band_bytes(self.operands[tail][1], spans[-1][1] - spans[-1][0])
-        return plane, copies
+        between = [band_bytes(self.operands[i][1], spans[k][1] - spans[k][0]) for k, i in enumerate(members[:-1])]
+
+        def running(k: int) -> tuple[int, int]:  # member k runs: the band it reads (k > 0), the band it writes
+            held = range(max(k - 1, 0), min(k + 1, len(between)))
+            return sum(between[j] for j in held), sum(copied(j, between[j]) for j in held)
+
+        peaks = [running(k) for k in range(len(members))]
+        return plane + max(p for p, _ in peaks), copies + max(c for _, c in peaks)
 
     def _buffers(self, i: int, g: RowGeometry, y0: int, y1: int, per_band: int, blocks: int) -> tuple[int, int]:
         """Bytes of the planes and of the depthwise copies the buffers of one band (output rows [y0, y1),

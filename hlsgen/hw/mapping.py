@@ -604,7 +604,15 @@ class _Layer:
         acc_used = 0 if target.array.dataflow == "output_stationary" else tiles.spatial_tile * self.C * ACC_BYTES
         extra = (BufferUse("weight", weight_bytes, target.buffers.weight.bytes),
                  BufferUse("accumulator", acc_used, target.buffers.accumulator.bytes))
-        return ARRAY, kind, tiles, work.macs, tiles.cycles(self.R, self.C), extra, weight_bytes
+        return ARRAY, kind, tiles, self._model_macs(work, w), tiles.cycles(self.R, self.C), extra, weight_bytes
+
+    def _model_macs(self, work: ArrayWork, w: np.ndarray) -> int:
+        """The layer's MACs; of a convolution over an input the host folds, the original convolution's: the
+        folded taps no original tap lands on (zero for every output channel) multiply nothing of the model."""
+        if self.x not in self.graph.input_folds:
+            return work.macs
+        used = np.any(w != 0, axis=0)  # [C, KY, KX]: what some original tap lands on
+        return work.macs * int(used.sum()) // used.size
 
     def _stored(self, tensor: str) -> str:
         """The tensor whose map holds `tensor` (a Reshape's output is its input's map)."""

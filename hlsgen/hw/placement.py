@@ -84,6 +84,7 @@ class MapPlacement(_Extent):
     holds: str = ""  # a band buffer: the map some of whose rows it holds (external, or a run's, nowhere else)
     dram_base: int | None = None  # in external memory: its first word in the feature-map image
     images: int = 1  # a batch's map (hlsgen.hw.batching): N images, image n in rows [n H, (n + 1) H)
+    fold: int = 1  # an input the host folds: pixel blocks of fold x fold moved into channels (passes.input_fold)
 
     @property
     def tensor(self) -> str:
@@ -96,7 +97,8 @@ class MapPlacement(_Extent):
                 "array_read": self.array_read,
                 "banks": self.banks, "plane": self.plane, "base": self.base, "words_per_bank": self.words,
                 "depthwise_copy_base": self.dw_base if self.dw_read else None,
-                "holds": self.holds or None, "dram_base": self.dram_base, "images": self.images}
+                "holds": self.holds or None, "dram_base": self.dram_base, "images": self.images,
+                **({"fold": self.fold} if self.fold > 1 else {})}
 
 
 @dataclass
@@ -120,6 +122,7 @@ class FeatureMap(_Extent):
     holds: str = ""
     dram_base: int | None = None
     images: int = 1
+    fold: int = 1
     held: bool = False  # a batch's map the head writes image by image: it lives from the program's start
 
     @property
@@ -360,6 +363,7 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
 
     for t in graph.inputs:
         add(t, -1)
+        maps[t].fold = graph.input_folds.get(t, 1)  # an input the host folds (hlsgen.passes.input_fold)
     for i, layer in enumerate(layers):
         if layer.kind == "reshape":
             aliases[layer.output] = aliases.get(layer.inputs[0], layer.inputs[0])

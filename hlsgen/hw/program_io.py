@@ -88,4 +88,5 @@ def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:
     dw_base = f["depthwise_copy_base"]
     return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[f["holds"] or name], f["written_by"],
                         f["last_read_by"], f["array_read"], dw_base is not None, f["banks"].bit_length() - 1,
-                        f["plane"], f["base"], dw_base or 0, f["holds"] or "", f["dram_base"], f["images"])
+                        f["plane"], f["base"], dw_base or 0, f["holds"] or "", f["dram_base"], f["images"],
+                        f.get("fold", 1))

@@ -111,6 +111,9 @@ class Graph:
     # integer-to-float Cast, arithmetic up to the input's QuantizeLinear); the npz convention takes the file's
     # arrays and runs them.
     input_steps: dict[str, InputSteps] = field(default_factory=dict)
+    # Graph input -> b, where a pass folded its b x b pixel blocks into channels (hlsgen.passes.input_fold): the
+    # input's shape is the folded one, and the executor and the host fold an array of the unfolded shape first.
+    input_folds: dict[str, int] = field(default_factory=dict)
     # Node name -> the ONNX node it was imported from, as the file spells it: (node name, op type, opset).
     origins: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 

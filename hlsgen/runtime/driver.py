@@ -114,7 +114,7 @@ class Device:
         if m is None:
             raise DeviceError("run before a successful load")
         if m.input_in_fmap:
-            self.platform.copy_to(self.fmap_addr + m.input_word * self.rows, _packed(m, sample, self.rows))
+            self.platform.copy_to(self.fmap_addr + m.input_word * self.rows, packed_input(m, sample, self.rows))
         else:
             self.platform.copy_to(self.input_addr, sample)
         self.platform.write(REG["CONTROL"], control.START)
@@ -122,10 +122,11 @@ class Device:
         return self.platform.copy_from(self.output_addr, m.output_bytes)
 
 
-def _packed(m: ModelLayout, sample: bytes, rows: int) -> bytes:
+def packed_input(m: ModelLayout, sample: bytes, rows: int) -> bytes:
     """The input's words as the feature-map image holds them (hlsgen.hw.dram.pack_map, which reads a placement's
-    channels, pixels and banks: one row of all the pixels stands for the map)."""
-    placement = SimpleNamespace(channels=m.input_channels, height=1, width=m.input_pixels, pixels=m.input_pixels,
-                                banks=m.input_banks)
+    channels, pixels, banks and fold)."""
+    width = m.input_width or m.input_pixels
+    placement = SimpleNamespace(channels=m.input_channels, height=m.input_pixels // width, width=width,
+                                pixels=m.input_pixels, banks=m.input_banks, fold=m.input_fold)
     values = np.frombuffer(sample, np.uint8).astype(np.int64)
     return pack_map(values, placement, rows).tobytes()

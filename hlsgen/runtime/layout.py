@@ -6,7 +6,8 @@ the C driver's descriptor (hlsgen_model_<name>.c) and the Python runtime (hlsgen
 Inputs and outputs through memory are one byte per element, [channel][row][col], the inputs one after another
 in graph-input order and the outputs in graph-output order (as the streams carry them); when the program keeps the input in the
 feature-map image, the host packs it there instead (hlsgen.hw.dram.pack_map: word (c / G) * pixels + pixel,
-byte j channel (c / G) * G + (j mod G))."""
+byte j channel (c / G) * G + (j mod G)), folded first where the build folds it (input_fold b > 1: channel
+(dy * b + dx) * C + c of pixel (y, x) is channel c of pixel (b y + dy, b x + dx), hlsgen.passes.input_fold)."""
 from __future__ import annotations
 
 import json
@@ -45,6 +46,8 @@ class ModelLayout:
     input_pixels: int
     input_banks: int  # G
     outputs: tuple[Tensor, ...]  # in graph-output order: their bytes one after another
+    input_fold: int = 1  # b > 1: the host folds the input as it packs it (hlsgen.passes.input_fold)
+    input_width: int = 0  # the packed (folded) input's width in pixels
 
     @property
     def input_bytes(self) -> int:
@@ -90,8 +93,9 @@ def layout_of(program, program_bytes: int, weights_bytes: int) -> ModelLayout:
     inp = program.maps[program.input_map]
     t = program.target
 
-    def tensors(maps) -> tuple[Tensor, ...]:
-        return tuple(Tensor(m.tensor, m.channels * m.pixels, (m.channels, m.height, m.width), m.quant.signed)
+    def tensors(maps) -> tuple[Tensor, ...]:  # as the host holds them: an input it folds, unfolded
+        return tuple(Tensor(m.tensor, m.channels * m.pixels,
+                            (m.channels // m.fold ** 2, m.height * m.fold, m.width * m.fold), m.quant.signed)
                      for m in maps)
 
     return ModelLayout(
@@ -99,4 +103,4 @@ def layout_of(program, program_bytes: int, weights_bytes: int) -> ModelLayout:
         weights_bytes=weights_bytes, fmap_bytes=image_bytes(program), inputs=tensors(program.inputs),
         input_in_fmap=program.input_in_dram, input_word=inp.dram_base if program.input_in_dram else 0,
         input_channels=inp.channels, input_pixels=inp.pixels, input_banks=inp.banks,
-        outputs=tensors(program.outputs))
+        outputs=tensors(program.outputs), input_fold=inp.fold, input_width=inp.width)

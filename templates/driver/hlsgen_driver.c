@@ -128,6 +128,18 @@ int hg_load(hg_device *dev, const hg_model *m, const void *program, const void *
 
 /* The input into the feature-map image, as the activation memory holds it: word (c / G) x pixels + pixel,
  * byte j of a word channel (c / G) x G + (j mod G) (zero past the channels). */
+/* Where channel c of pixel `pixel` of the packed input is in the input's bytes: a folded input's channel
+   (dy b + dx) C + c0 of pixel (y, x) is channel c0 of pixel (b y + dy, b x + dx) (hg_model.input_fold). */
+static size_t input_index(const hg_model *m, uint32_t c, uint32_t pixel) {
+    uint32_t b = m->input_fold, per, phase, y, x;
+    if (b <= 1u) return (size_t)c * m->input_pixels + pixel;
+    per = m->input_channels / (b * b);
+    phase = c / per;
+    y = pixel / m->input_width * b + phase / b;
+    x = pixel % m->input_width * b + phase % b;
+    return (size_t)(c % per) * m->input_pixels * b * b + (size_t)y * m->input_width * b + x;
+}
+
 static int pack_input(hg_device *dev, const uint8_t *input) {
     const hg_model *m = dev->model;
     uint8_t chunk[HG_PACK_CHUNK];
@@ -141,7 +153,7 @@ static int pack_input(hg_device *dev, const uint8_t *input) {
             uint32_t block = (w + k) / m->input_pixels, pixel = (w + k) % m->input_pixels;
             for (j = 0u; j < rows; ++j) {
                 uint32_t c = block * g + j % g;
-                chunk[k * rows + j] = c < m->input_channels ? input[(size_t)c * m->input_pixels + pixel] : 0u;
+                chunk[k * rows + j] = c < m->input_channels ? input[input_index(m, c, pixel)] : 0u;
             }
         }
         if ((status = copy(dev, at + (uint64_t)w * rows, chunk, (size_t)n * rows, 1)) != HG_OK) return status;

@@ -41,6 +41,9 @@ typedef struct {
     uint32_t input_banks;         /*    channel banks G (channel c in byte (c mod G) of word (c / G) x pixels) */
     uint32_t outputs;             /* graph outputs, at most HG_MAX_OUTPUTS */
     uint32_t output_bytes[HG_MAX_OUTPUTS];  /* each output's elements, one byte each, in graph-output order */
+    uint32_t input_fold;          /* b > 1: the packed input is folded, channel (dy b + dx) C + c of pixel (y, x)
+                                     channel c of input pixel (b y + dy, b x + dx) (C = input_channels / b^2) */
+    uint32_t input_width;         /*    its width in packed pixels */
 } hg_model;
 
 typedef struct {

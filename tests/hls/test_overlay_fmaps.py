@@ -26,6 +26,7 @@ from hlsgen.hls.overlay.program import build_program
 from hlsgen.hls.tbdata import INPUT_FILE
 from hlsgen.hls.trace import first_difference
 from hlsgen.hw import load_target, map_model
+from hlsgen.passes.input_fold import fold_input
 from tests.builders import make_model, tensor_value
 from tests.hls.helpers import csim, quantize_model
 from tests.hw.models import rgb_stem_model, target_with
@@ -116,6 +117,22 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, made, targe
     result = csim(tmp_path / "hls", portable=True)
     outputs = sum(int(np.prod(quantized.graph.shape(t))) for t in quantized.graph.outputs)
     assert result.compared == result.samples * outputs and result.mismatches == 0, result.log[-2000:]
+
+
+def test_an_input_the_host_folds_is_bit_exact(tmp_path):
+    """The RGB stem's image folded by the host (hlsgen.passes.input_fold): the testbench packs each image's 2 x 2
+    pixel blocks into the 12 channels of a folded pixel, the stem runs as a 2x2 Conv of stride 1 in bands, and
+    the outputs are the integer reference's."""
+    feeds = {"x": RNG.uniform(-1, 1, (4, 3, 24, 96)).astype(np.float32)}
+    quantized = quantize_model(rgb_stem_model(), feeds)
+    machine = replace(quantized, lowered=replace(quantized.lowered, graph=fold_input(quantized.graph, 16)))
+    mapping = map_model(machine.graph, target_with("systolic16x16", buffers__input__kib=16))
+    assert mapping.input_in_dram and mapping.placement("x").fold == 2
+    int_inputs = quantized.quantize_inputs(feeds)
+    write_hls(tmp_path / "hls", machine.graph, mapping.target, "net", "net.onnx", int_inputs,
+              machine.run_int(int_inputs), design="overlay", mapping=mapping)
+    result = csim(tmp_path / "hls", portable=True)
+    assert result.compared == 4 * 10 and result.mismatches == 0, result.log[-2000:]
 
 
 def separable_model():

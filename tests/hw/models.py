@@ -86,8 +86,14 @@ def odd_channels_model(kernel: int) -> onnx.ModelProto:
 def rgb_stem_model() -> onnx.ModelProto:
     """An RGB image wider than tall (3 x 24 x 96), a 3x3/2 Conv to 8 channels (27 reduction lanes), a 3x3 Conv to
     16, a global pool and a Dense: with a few KiB of activation memory the image lives in external memory."""
+    return stem_model(3, 24, 96)
+
+
+def stem_model(channels: int, height: int, width: int) -> onnx.ModelProto:
+    """rgb_stem_model's layers on an image of `channels` x `height` x `width` (fold_stem: 2 x 16 x 24, which the
+    host folds on an 8x8 array with 2 KiB of activation memory, hlsgen.passes.input_fold)."""
     rng = np.random.default_rng(4)
-    inits = {"w1": rng.standard_normal((8, 3, 3, 3)).astype(np.float32) * 0.3,
+    inits = {"w1": rng.standard_normal((8, channels, 3, 3)).astype(np.float32) * 0.3,
              "w2": rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2,
              "fc": rng.standard_normal((16, 10)).astype(np.float32) * 0.3}
     nodes = [helper.make_node("Conv", ["x", "w1"], ["c1"], name="stem", pads=[1, 1, 1, 1], strides=[2, 2]),
@@ -97,8 +103,8 @@ def rgb_stem_model() -> onnx.ModelProto:
              helper.make_node("GlobalAveragePool", ["r2"], ["g"], name="gap"),
              helper.make_node("Flatten", ["g"], ["f"], name="flat"),
              helper.make_node("MatMul", ["f", "fc"], ["y"], name="fc")]
-    return make_model(nodes, [tensor_value("x", [1, 3, 24, 96])], [tensor_value("y", [1, 10], TensorProto.FLOAT)],
-                      inits)
+    return make_model(nodes, [tensor_value("x", [1, channels, height, width])],
+                      [tensor_value("y", [1, 10], TensorProto.FLOAT)], inits)
 
 
 def mel_frames_model() -> onnx.ModelProto:
@@ -377,6 +383,7 @@ TINY = {"vector_ops": vector_ops_model,
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model, "rgb_stem": rgb_stem_model,
+        "fold_stem": lambda: stem_model(2, 16, 24),
         "mel_frames": mel_frames_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,

@@ -2,6 +2,7 @@
 one-line rejection naming the layer and the buffer for everything that does not fit."""
 import math
 import time
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -12,12 +13,19 @@ from hlsgen.frontend import import_model
 from hlsgen.hw import map_model
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
 from hlsgen.hw.mapping import tensor_bytes
+from hlsgen.hw.program_io import read_program, write_program
 from hlsgen.hw.report import report_json
+from hlsgen.hw.dram import pack_map
 from hlsgen.hw.target import Buffer
 from hlsgen.hw.tiling import ArrayWork, search_tiles
 from hlsgen.loopir import checked_nests
+from hlsgen.ops.shape import BlockAttrs, space_to_depth
 from hlsgen.passes import optimize
+from hlsgen.passes.input_fold import fold_input
 from hlsgen.quant import BitConfig, quantize
+from hlsgen.rtl.program import compile_program
+from hlsgen.runtime.driver import packed_input
+from hlsgen.runtime.layout import layout_of
 from tests.builders import make_model, tensor_value
 from tests.hw.models import integer_graph, target_with
 
@@ -250,6 +258,27 @@ def test_an_rgb_image_in_external_memory_is_packed_a_word_per_pixel(target, kib)
     assert packed.cycles < whole.cycles
     on_chip = map_model(graph, target_with(target))
     assert not on_chip.packed_input and on_chip.placement("x").banks == 1
+
+
+def test_an_rgb_image_the_host_folds_is_held_and_packed_folded(tmp_path):
+    """The same image folded by the host (hlsgen.passes.input_fold): 12 channels of 12 x 48 pixels, a word per
+    folded pixel (a quarter of the packed layout's words), its stem a 2x2 Conv of stride 1 whose MACs are the
+    original's (27 of its 48 taps per output channel land on an original tap); the feature-map image holds the
+    folded pixels and the program.json placement keeps the fold."""
+    graph, shrunk = integer_graph("rgb_stem"), target_with("systolic16x16", buffers__input__kib=16)
+    folded_graph = fold_input(graph, shrunk.array.rows)
+    folded, packed = map_model(folded_graph, shrunk), map_model(graph, shrunk)
+    image = folded.placement("x")
+    assert (image.channels, image.height, image.width, image.fold, image.words) == (12, 12, 48, 2, 12 * 48)
+    assert folded.input_in_dram and folded.macs == packed.macs
+    x = np.random.default_rng(0).integers(0, 256, (3, 24, 96))
+    want = pack_map(space_to_depth(BlockAttrs(2), x[None])[0], replace(image, fold=1), 16)
+    assert np.array_equal(pack_map(x, image, 16), want)
+    layout = layout_of(compile_program(folded, folded_graph), 0, 0)  # the host's driver packs the same words
+    assert (layout.input_fold, layout.inputs[0].shape) == (2, (3, 24, 96))
+    assert packed_input(layout, x.astype(np.uint8).tobytes(), 16) == want.tobytes()
+    write_program(folded, tmp_path)
+    assert read_program(tmp_path, folded_graph, shrunk).placement("x") == image
 
 
 def test_an_input_of_more_odd_channels_than_rows_is_packed_when_its_copies_crowd_the_maps_out():

@@ -78,7 +78,9 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     image = {"weight_image": WEIGHT_IMAGE, "weight_words": len(program.weight_words),
              "weight_bytes": 8 * len(program.weight_words), "dram_bytes": dram_bytes} if external else {}
     places = {q.tensor: q.place for q in (*program.inputs, *program.outputs)}
-    in_dram = {q.tensor: {"base": q.place[1], "lg": q.place[2], "pixels": q.place[4] * q.place[5]}
+    in_dram = {q.tensor: {"base": q.place[1], "lg": q.place[2], "pixels": q.place[4] * q.place[5],
+                          "width": q.place[5], "fold": mapping.placement(q.tensor).fold,
+                          "channels": q.place[3] // mapping.placement(q.tensor).fold ** 2}
                for q in program.dram_inputs}
     port_dicts = [vars(p) | {"place": places.get(p.tensor), "dram": in_dram.get(p.tensor)} for p in ports]
     streamed = [p for p in port_dicts if not p["dram"]]
