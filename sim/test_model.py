@@ -31,7 +31,7 @@ def check(build_folder, name: str, target: str, images: int | None):
 
 @pytest.mark.rtl
 @pytest.mark.parametrize("name, target", [("digits", "systolic16x16"), ("mnist", "systolic8x8"),
-                                          ("autoencoder", "systolic16x16")])
+                                          pytest.param("autoencoder", "systolic16x16", marks=pytest.mark.slow)])
 def test_model_is_bit_exact_on_a_few_images(build_folder, name, target):
     check(build_folder, name, target, 3)
 
@@ -62,7 +62,7 @@ def test_channel_counts_that_do_not_divide_the_rows_are_bit_exact(build_folder, 
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
+@pytest.mark.parametrize("target", [pytest.param("systolic16x16", marks=pytest.mark.slow), "systolic8x8"])  # the same pools, a build each
 def test_windowed_pools_are_bit_exact(build_folder, target):
     """Pools no writer fuses run on the vector unit a window tap per cycle: a 3x3/2 pad-1 MaxPool, a dilated
     padded MaxPool whose input a QAdd also reads, a 2x2/2 ceil-mode AveragePool and a 3x2 one counting its
@@ -82,6 +82,7 @@ def test_grouped_convolutions_are_bit_exact(build_folder):
 
 
 @pytest.mark.rtl
+@pytest.mark.slow  # its block-diagonal pass: test_grouped_convolutions_are_bit_exact; its C-sim: tests/hls/test_shapes
 def test_a_depthwise_conv_with_a_channel_multiplier_is_bit_exact(build_folder):
     """8 groups of 1 -> 2 channels on 16 rows: one block-diagonal pass (16 columns, 8 lanes per tap), not the
     depthwise mode, whose column m reads channel m; exactly the program's cycles."""

@@ -15,7 +15,7 @@ IMAGES = 12  # a whole run and one padded with 4 zero images
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("target", ["systolic8x8", "systolic16x16"])
+@pytest.mark.parametrize("target", ["systolic8x8", pytest.param("systolic16x16", marks=pytest.mark.slow)])
 def test_digits_at_batch_8_is_bit_exact_in_the_models_cycles_per_run(build_folder, target):
     out, test = build_folder("digits", target, BATCH)
     result = simulate(out, test, IMAGES, build_root())

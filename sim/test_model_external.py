@@ -53,7 +53,7 @@ def check(out: Path, inputs: Path, images: int, outputs: int):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
+@pytest.mark.parametrize("target", [pytest.param("systolic16x16", marks=pytest.mark.slow), "systolic8x8"])
 def test_the_example_with_its_weights_in_external_memory_is_bit_exact(tmp_path, target):
     out = build(EXAMPLE / "digits.onnx", EXAMPLE / "calib.npz", shrunk(tmp_path, target, 16), tmp_path / "build")
     check(out, EXAMPLE / "test.npz", 6, 10)
