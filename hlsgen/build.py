@@ -306,8 +306,10 @@ def _folded_input(quantized: QuantizedModel, mapping, target: Target, options: B
     """The integer model the accelerator runs and its mapping: with its input folded by the host
     (hlsgen.passes.input_fold) where the input lives in external memory either way and that program takes
     fewer cycles, else `quantized` and `mapping` as they are."""
+    if options.batch > 1 or options.hls_design == "dataflow" or not mapping.input_in_dram:
+        return quantized, mapping
     folded = fold_input(quantized.graph, target.array.rows)
-    if folded is None or options.batch > 1 or options.hls_design == "dataflow" or not mapping.input_in_dram:
+    if folded is None:
         return quantized, mapping
     program = "external" if mapping.program_external else "rom"
     try:

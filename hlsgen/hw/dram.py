@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..ops.shape import BlockAttrs, space_to_depth
 from .placement import MapPlacement
 
 
@@ -16,7 +17,7 @@ def pack_map(values: np.ndarray, placement: MapPlacement, rows: int) -> np.ndarr
     x = np.asarray(values, dtype=np.int64)
     if p.fold > 1:  # an input the host folds: its fold x fold pixel blocks into channels (passes.input_fold)
         b = p.fold
-        x = x.reshape(p.channels // (b * b), p.height, b, p.width, b).transpose(2, 4, 0, 1, 3)
+        x = space_to_depth(BlockAttrs(b), x.reshape(1, p.channels // (b * b), p.height * b, p.width * b))
     x = x.reshape(p.channels, p.height, p.width)
     blocks = -(-p.channels // p.banks)
     padded = np.zeros((blocks * p.banks, p.height, p.width), np.int64)

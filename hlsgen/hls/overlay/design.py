@@ -57,6 +57,15 @@ class OverlayDesign:
                 "feature_map_image_bytes": self.fmap_image_bytes, "feature_map_bytes": self.fmap_bytes}
 
 
+def _packed_input(port, fold: int) -> dict:
+    """Where the testbench packs an input the program reads from the feature-map image: its words' base, G =
+    2^lg, pixels and width, and, for an input the host folds (hlsgen.passes.input_fold), the fold and the
+    model's channels."""
+    _, base, lg, channels, height, width = port.place[:6]
+    return {"base": base, "lg": lg, "pixels": height * width, "width": width, "fold": fold,
+            "channels": channels // fold ** 2}
+
+
 def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_inputs: dict[str, np.ndarray],
                   int_outputs: dict[str, np.ndarray]) -> OverlayDesign:
     """Render the overlay's sources for integer graph `graph` with its layer program `mapping`
@@ -78,10 +87,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     image = {"weight_image": WEIGHT_IMAGE, "weight_words": len(program.weight_words),
              "weight_bytes": 8 * len(program.weight_words), "dram_bytes": dram_bytes} if external else {}
     places = {q.tensor: q.place for q in (*program.inputs, *program.outputs)}
-    in_dram = {q.tensor: {"base": q.place[1], "lg": q.place[2], "pixels": q.place[4] * q.place[5],
-                          "width": q.place[5], "fold": mapping.placement(q.tensor).fold,
-                          "channels": q.place[3] // mapping.placement(q.tensor).fold ** 2}
-               for q in program.dram_inputs}
+    in_dram = {q.tensor: _packed_input(q, mapping.placement(q.tensor).fold) for q in program.dram_inputs}
     port_dicts = [vars(p) | {"place": places.get(p.tensor), "dram": in_dram.get(p.tensor)} for p in ports]
     streamed = [p for p in port_dicts if not p["dram"]]
     fmaps = {"words": mapping.memory.dram_words, "bytes_per_word": R,
