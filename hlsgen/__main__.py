@@ -14,8 +14,8 @@ from .errors import INTERRUPTED_EXIT, STOPPED, TERMINATED_EXIT, Terminated
 
 def entry_point() -> None:
     signal.signal(signal.SIGTERM, _terminate)
-    adopt_orphans()
     try:
+        adopt_orphans()  # inside the guard: the signal may arrive while ctypes loads
         try:
             from .cli import main
         except ImportError as error:  # a C extension's initialization turns the signal's exception into this
