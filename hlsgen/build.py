@@ -36,7 +36,7 @@ from .ir import Graph
 from .loopir import checked_nests, dump
 from .npz_io import write_npz
 from .passes import optimize
-from .passes.input_fold import fold_input
+from .passes.input_fold import KINDS as FOLD_KINDS, fold_input
 from .paths import require_file
 from .progress import Step, silent
 from .provenance import provenance
@@ -304,24 +304,33 @@ def _check_out_dir(out: Path) -> None:
 def _folded_input(quantized: QuantizedModel, mapping, target: Target, options: BuildOptions,
                   notices: list[str]) -> tuple[QuantizedModel, object]:
     """The integer model the accelerator runs and its mapping: with its input folded by the host
-    (hlsgen.passes.input_fold) where the input lives in external memory either way and that program takes
-    fewer cycles, else `quantized` and `mapping` as they are."""
+    (hlsgen.passes.input_fold: pixel blocks or the first convolution's windows into channels) where the input
+    lives in external memory either way and that program takes the fewest cycles, else `quantized` and
+    `mapping` as they are."""
     if options.batch > 1 or options.hls_design == "dataflow" or not mapping.input_in_dram:
         return quantized, mapping
-    folded = fold_input(quantized.graph, target.array.rows)
-    if folded is None:
-        return quantized, mapping
     program = "external" if mapping.program_external else "rom"
-    try:
-        refolded = map_model(folded, target, program=program)
-    except MappingError:
+    best = None
+    for kind in FOLD_KINDS:
+        folded = fold_input(quantized.graph, target.array.rows, kind)
+        if folded is None:
+            continue
+        try:
+            refolded = map_model(folded, target, program=program)
+        except MappingError:
+            continue
+        if refolded.input_in_dram and refolded.cycles < (best or (None, mapping))[1].cycles:
+            best = folded, refolded
+    if best is None:
         return quantized, mapping
-    if not refolded.input_in_dram or refolded.cycles >= mapping.cycles:
-        return quantized, mapping
-    names = ", ".join(repr(t) for t in folded.input_folds)
-    notices.append(f"the host folds input {names} (2 x 2 pixels into channels) as it packs it: the first "
-                   f"convolution reads a quarter of the words ({mapping.cycles:,} -> {refolded.cycles:,} cycles)")
+    folded, refolded = best
+    names = ", ".join(f"{t!r} ({FOLD_TEXT[f.windows]})" for t, f in folded.input_folds.items())
+    notices.append(f"the host folds input {names} as it packs it: the first convolution reads more lanes "
+                   f"a word ({mapping.cycles:,} -> {refolded.cycles:,} cycles)")
     return replace(quantized, lowered=replace(quantized.lowered, graph=folded)), refolded
+
+
+FOLD_TEXT = {False: "its pixel blocks into channels", True: "the first convolution's windows into channels"}
 
 
 def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quantized: QuantizedModel,

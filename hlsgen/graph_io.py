@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from .ir import Graph, InputSteps, Node, TensorInfo
+from .ir import Graph, InputFold, InputSteps, Node, TensorInfo
 from .ir.quant import TensorQuant, WeightQuant
 from .npz_io import write_npz
 from .ops.registry import OPS
@@ -92,7 +92,7 @@ def save_graph(graph: Graph, folder: Path) -> None:
         "notices": graph.notices,
         "input_shapes": {k: list(v) for k, v in graph.input_shapes.items()},
         **({"input_steps": {k: _to_json(v) for k, v in graph.input_steps.items()}} if graph.input_steps else {}),
-        **({"input_folds": graph.input_folds} if graph.input_folds else {}),
+        **({"input_folds": {k: v.to_json() for k, v in graph.input_folds.items()}} if graph.input_folds else {}),
     }
     (folder / "graph.json").write_text(json.dumps(doc, indent=1, sort_keys=False) + "\n")
     write_npz(folder / "constants.npz", {f"c{i}": graph.constants[k] for i, k in enumerate(graph.constants)})
@@ -119,5 +119,5 @@ def load_graph(folder: Path) -> Graph:
                             _from_json(n["attrs"], registry)))
     graph.quant = {k: _from_json(v, registry) for k, v in doc["quant"].items()}
     graph.input_steps = {k: _from_json(v, registry) for k, v in doc.get("input_steps", {}).items()}
-    graph.input_folds = dict(doc.get("input_folds", {}))
+    graph.input_folds = {k: InputFold.from_json(v) for k, v in doc.get("input_folds", {}).items()}
     return graph

@@ -46,6 +46,8 @@ def model_files(name: str, folder: Path) -> tuple[Path, Path, Path]:
         model = window_pools_model()
     elif name == "fold_stem":
         model = stem_model(2, 16, 24)
+    elif name == "window_stem":
+        model = stem_model(3, 12, 16)
     elif name == "grouped":
         model = grouped_cnn_model()
     elif name == "strided":

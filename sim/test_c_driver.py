@@ -3,7 +3,7 @@ a target's top with a C++ AXI4 memory and AXI4-Lite master implementing the plat
 models back to back (digits, then `pools`: each loaded once by CONTROL.load, then an inference per sample, the
 outputs through memory), bit-exact against the integer reference: on systolic8x8 the inputs come through memory
 too (IO, INPUT_BASE); with 2 KiB of activation memory both programs keep their input in the feature-map image and
-the driver packs it there, and a third, whose 2-channel image the host folds (hlsgen.passes.input_fold), too. Slow: MLPerf Tiny's ResNet-8 and DS-CNN on the shipped systolic16x16."""
+the driver packs it there, and two more whose images the host folds (hlsgen.passes.input_fold: pixel blocks, and a stem's windows), too. Slow: MLPerf Tiny's ResNet-8 and DS-CNN on the shipped systolic16x16."""
 from pathlib import Path
 
 import numpy as np
@@ -66,10 +66,11 @@ def small_maps(folder: Path) -> str:
 @pytest.mark.parametrize("packed", [False, True], ids=["input_through_memory", "input_packed"])
 def test_the_c_driver_runs_two_models_back_to_back(tmp_path, packed):
     target = small_maps(tmp_path) if packed else "systolic8x8"
-    names = ["digits", "pools", *(["fold_stem"] if packed else [])]
+    names = ["digits", "pools", *(["fold_stem", "window_stem"] if packed else [])]
     runs = check([build(tmp_path / name, name, target) for name in names], tmp_path)
     assert all(run.layout.input_in_fmap == packed for run in runs)
-    assert [run.layout.input_fold for run in runs] == [1, 1, *([2] if packed else [])]
+    folds = [run.layout.input_fold and (run.layout.input_fold.kernel, run.layout.input_fold.strides) for run in runs]
+    assert folds == [None, None, *([((2, 2), (2, 2)), ((3, 3), (2, 2))] if packed else [])]
 
 
 @pytest.mark.slow

@@ -1,13 +1,12 @@
 """The feature-map image in external memory, as the host sees it: a map at `dram_base` is laid out word
 for word as the activation memory holds it (hlsgen.hw.placement): word `(c >> lg) * H * W + y * W + x`,
 R bytes, byte j from bank j, which holds channel c = (block << lg) + (j mod G) (0 past the channels);
-values in two's complement. An input the host folds (`fold` b > 1, hlsgen.passes.input_fold) is packed as its
-SpaceToDepth: channel (dy * b + dx) * C + c of pixel (y, x) is channel c of pixel (b y + dy, b x + dx)."""
+values in two's complement. An input the host folds (`fold`, hlsgen.ir.InputFold) is packed folded: channel
+(ky * kw + kx) * C + c of pixel (y, x) is channel c of image pixel (sy y + ky - top, sx x + kx - left)."""
 from __future__ import annotations
 
 import numpy as np
 
-from ..ops.shape import BlockAttrs, space_to_depth
 from .placement import MapPlacement
 
 
@@ -15,9 +14,8 @@ def pack_map(values: np.ndarray, placement: MapPlacement, rows: int) -> np.ndarr
     """The words [words, R] (uint8) of a map's values [C, H, W] (or any shape of C * H * W elements)."""
     p = placement
     x = np.asarray(values, dtype=np.int64)
-    if p.fold > 1:  # an input the host folds: its fold x fold pixel blocks into channels (passes.input_fold)
-        b = p.fold
-        x = space_to_depth(BlockAttrs(b), x.reshape(1, p.channels // (b * b), p.height * b, p.width * b))
+    if p.fold is not None:  # an input the host folds: pixel blocks or windows into channels (passes.input_fold)
+        x = p.fold.apply(x.reshape(p.fold.image))
     x = x.reshape(p.channels, p.height, p.width)
     blocks = -(-p.channels // p.banks)
     padded = np.zeros((blocks * p.banks, p.height, p.width), np.int64)

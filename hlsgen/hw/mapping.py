@@ -607,9 +607,11 @@ class _Layer:
         return ARRAY, kind, tiles, self._model_macs(work, w), tiles.cycles(self.R, self.C), extra, weight_bytes
 
     def _model_macs(self, work: ArrayWork, w: np.ndarray) -> int:
-        """The layer's MACs; of a convolution over an input the host folds, the original convolution's: the
-        folded taps no original tap lands on (zero for every output channel) multiply nothing of the model."""
-        if self.x not in self.graph.input_folds:
+        """The layer's MACs; of a convolution over pixel blocks the host folds, the original convolution's: the
+        folded taps no original tap lands on (zero for every output channel) multiply nothing of the model
+        (folded windows are the original's taps, one for one)."""
+        fold = self.graph.input_folds.get(self.x)
+        if fold is None or fold.windows:
             return work.macs
         used = np.any(w != 0, axis=0)  # [C, KY, KX]: what some original tap lands on
         return work.macs * int(used.sum()) // used.size

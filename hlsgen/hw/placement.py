@@ -31,6 +31,7 @@ import math
 from dataclasses import dataclass, fields
 
 from ..errors import MappingError
+from ..ir import InputFold
 from ..quant.params import TensorQuant
 
 TWO_MAP_OPS = ("QAdd", "QMul")  # vector ops that read two maps in the same cycle
@@ -84,7 +85,7 @@ class MapPlacement(_Extent):
     holds: str = ""  # a band buffer: the map some of whose rows it holds (external, or a run's, nowhere else)
     dram_base: int | None = None  # in external memory: its first word in the feature-map image
     images: int = 1  # a batch's map (hlsgen.hw.batching): N images, image n in rows [n H, (n + 1) H)
-    fold: int = 1  # an input the host folds: pixel blocks of fold x fold moved into channels (passes.input_fold)
+    fold: InputFold | None = None  # an input the host folds: its pixel blocks or windows (passes.input_fold)
 
     @property
     def tensor(self) -> str:
@@ -98,7 +99,7 @@ class MapPlacement(_Extent):
                 "banks": self.banks, "plane": self.plane, "base": self.base, "words_per_bank": self.words,
                 "depthwise_copy_base": self.dw_base if self.dw_read else None,
                 "holds": self.holds or None, "dram_base": self.dram_base, "images": self.images,
-                **({"fold": self.fold} if self.fold > 1 else {})}
+                **({"fold": self.fold.to_json()} if self.fold is not None else {})}
 
 
 @dataclass
@@ -122,7 +123,7 @@ class FeatureMap(_Extent):
     holds: str = ""
     dram_base: int | None = None
     images: int = 1
-    fold: int = 1
+    fold: InputFold | None = None
     held: bool = False  # a batch's map the head writes image by image: it lives from the program's start
 
     @property
@@ -179,10 +180,9 @@ def reduction_channels(channels: int, rows: int, taps: int, streamed: bool, pack
     """C_pad: the reduction lanes per tap of an array row reading `taps` taps of a map of `channels`
     channels (`streamed`: the input image, G = 1, or `packed`, G = few_channel_banks). Past a tap's channels,
     k = tap * C_pad + c wraps onto lane r = c (mod R) only if C_pad is a multiple of R, or R one of C_pad's,
-    or G of a packed image (see the module docstring)."""
-    if taps == 1 or not odd_channels(channels, rows):
-        return channels
-    if streamed and not packed:
+    or G of a packed image (see the module docstring). A packed image's pointwise reader pads its one tap too:
+    its lanes past the channels are what makes the image packed (choose_banks)."""
+    if not odd_channels(channels, rows) or (streamed and not packed) or (taps == 1 and not streamed):
         return channels
     if streamed and channels < rows:
         return few_channel_banks(channels)
@@ -363,7 +363,7 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
 
     for t in graph.inputs:
         add(t, -1)
-        maps[t].fold = graph.input_folds.get(t, 1)  # an input the host folds (hlsgen.passes.input_fold)
+        maps[t].fold = graph.input_folds.get(t)  # an input the host folds (hlsgen.passes.input_fold)
     for i, layer in enumerate(layers):
         if layer.kind == "reshape":
             aliases[layer.output] = aliases.get(layer.inputs[0], layer.inputs[0])

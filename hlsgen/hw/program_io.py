@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from ..errors import PathError
-from ..ir import Graph
+from ..ir import Graph, InputFold
 from .batching import Batching
 from .mapping import PROGRAM_SCHEMA, Band, BufferUse, LayerMap, Mapping, Move, Transfer, VectorTiles
 from .placement import MapPlacement, Memory
@@ -89,4 +89,4 @@ def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:
     return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[f["holds"] or name], f["written_by"],
                         f["last_read_by"], f["array_read"], dw_base is not None, f["banks"].bit_length() - 1,
                         f["plane"], f["base"], dw_base or 0, f["holds"] or "", f["dram_base"], f["images"],
-                        f.get("fold", 1))
+                        InputFold.from_json(f["fold"]) if "fold" in f else None)

@@ -12,6 +12,7 @@ from typing import Any, Iterator
 import networkx as nx
 import numpy as np
 
+from .input_fold import InputFold
 from .quant import TensorQuant, WeightQuant
 
 
@@ -111,9 +112,10 @@ class Graph:
     # integer-to-float Cast, arithmetic up to the input's QuantizeLinear); the npz convention takes the file's
     # arrays and runs them.
     input_steps: dict[str, InputSteps] = field(default_factory=dict)
-    # Graph input -> b, where a pass folded its b x b pixel blocks into channels (hlsgen.passes.input_fold): the
-    # input's shape is the folded one, and the executor and the host fold an array of the unfolded shape first.
-    input_folds: dict[str, int] = field(default_factory=dict)
+    # Graph input -> how the host folds it, where a pass moved its pixel blocks or windows into channels
+    # (hlsgen.passes.input_fold): the input's shape is the folded one, and the executor and the host fold an
+    # array of the model's shape first.
+    input_folds: dict[str, InputFold] = field(default_factory=dict)
     # Node name -> the ONNX node it was imported from, as the file spells it: (node name, op type, opset).
     origins: dict[str, tuple[str, str, int]] = field(default_factory=dict)
 

@@ -5,7 +5,6 @@ import numpy as np
 
 from ..ir import Graph, TensorInfo
 from ..ops.registry import evaluate
-from ..ops.shape import BlockAttrs, space_to_depth
 
 
 def run_graph(graph: Graph, feeds: dict[str, np.ndarray], keep_all: bool = False) -> dict[str, np.ndarray]:
@@ -18,16 +17,16 @@ def run_graph(graph: Graph, feeds: dict[str, np.ndarray], keep_all: bool = False
     values.update(graph.constants)
     for name in graph.inputs:
         value, steps = np.asarray(feeds[name]), graph.input_steps.get(name)
-        fold, unfolded = graph.input_folds.get(name, 1), graph.tensors[name].shape
-        if fold > 1:  # the model's shape of an input the host folds (Graph.input_folds)
-            unfolded = (unfolded[0], unfolded[1] // fold ** 2, *(n * fold for n in unfolded[2:]))
+        fold, unfolded = graph.input_folds.get(name), graph.tensors[name].shape
+        if fold is not None:  # the model's shape of an input the host folds (Graph.input_folds)
+            unfolded = (unfolded[0], *fold.image)
         if steps is not None and steps.takes(value):  # the model file's array: its absorbed preprocessing first
             with np.errstate(all="ignore"):
                 value = steps.apply(value)
             if tuple(value.shape[1:]) != tuple(unfolded[1:]):  # a pass reshaped the input (Graph.input_shapes)
                 value = value.reshape((value.shape[0], *unfolded[1:]))
-        if fold > 1 and tuple(value.shape[1:]) == tuple(unfolded[1:]):  # the host's fold (passes.input_fold)
-            value = space_to_depth(BlockAttrs(fold), value)
+        if fold is not None and tuple(value.shape[1:]) == tuple(unfolded[1:]):  # the host's (passes.input_fold)
+            value = fold.apply(value)
         values[name] = np.asarray(value, dtype=graph.tensors[name].dtype)
     for node in graph.topological():
         outputs = evaluate(node, [values[t] for t in node.inputs])

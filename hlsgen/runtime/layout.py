@@ -6,16 +6,19 @@ the C driver's descriptor (hlsgen_model_<name>.c) and the Python runtime (hlsgen
 Inputs and outputs through memory are one byte per element, [channel][row][col], the inputs one after another
 in graph-input order and the outputs in graph-output order (as the streams carry them); when the program keeps the input in the
 feature-map image, the host packs it there instead (hlsgen.hw.dram.pack_map: word (c / G) * pixels + pixel,
-byte j channel (c / G) * G + (j mod G)), folded first where the build folds it (input_fold b > 1: channel
-(dy * b + dx) * C + c of pixel (y, x) is channel c of pixel (b y + dy, b x + dx), hlsgen.passes.input_fold)."""
+byte j channel (c / G) * G + (j mod G)), folded first where the build folds it (input_fold, hlsgen.ir.InputFold:
+channel (ky * kw + kx) * C + c of pixel (y, x) is channel c of image pixel (sy y + ky - top, sx x + kx - left),
+its fill off the image)."""
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from ..errors import PathError
+from ..ir import InputFold
 
 LAYOUT_FILE = "model.json"
 
@@ -46,8 +49,16 @@ class ModelLayout:
     input_pixels: int
     input_banks: int  # G
     outputs: tuple[Tensor, ...]  # in graph-output order: their bytes one after another
-    input_fold: int = 1  # b > 1: the host folds the input as it packs it (hlsgen.passes.input_fold)
+    input_fold: InputFold | None = None  # the host folds the input as it packs it (hlsgen.passes.input_fold)
     input_width: int = 0  # the packed (folded) input's width in pixels
+
+    @property
+    def input_gather(self) -> InputFold:
+        """Where the packed input's channels and pixels come from in the input's bytes: its fold, or the
+        identity (a 1 x 1 kernel of stride 1) where the host does not fold it."""
+        width = self.input_width or self.input_pixels or 1
+        image = (self.input_channels, self.input_pixels // width, width)
+        return self.input_fold or InputFold(image, (1, 1), (1, 1))
 
     @property
     def input_bytes(self) -> int:
@@ -71,7 +82,9 @@ class ModelLayout:
         def tensors(key):
             return tuple(Tensor(t["name"], t["bytes"], tuple(t["shape"]), t["signed"]) for t in data[key])
 
-        return cls(**{**data, "inputs": tensors("inputs"), "outputs": tensors("outputs")})
+        fold = data.get("input_fold")
+        return cls(**{**data, "inputs": tensors("inputs"), "outputs": tensors("outputs"),
+                      "input_fold": InputFold.from_json(fold) if fold else None})
 
     @classmethod
     def read(cls, folder: Path) -> "ModelLayout":
@@ -94,8 +107,8 @@ def layout_of(program, program_bytes: int, weights_bytes: int) -> ModelLayout:
     t = program.target
 
     def tensors(maps) -> tuple[Tensor, ...]:  # as the host holds them: an input it folds, unfolded
-        return tuple(Tensor(m.tensor, m.channels * m.pixels,
-                            (m.channels // m.fold ** 2, m.height * m.fold, m.width * m.fold), m.quant.signed)
+        return tuple(Tensor(m.tensor, m.channels * m.pixels if m.fold is None else math.prod(m.fold.image),
+                            m.fold.image if m.fold else (m.channels, m.height, m.width), m.quant.signed)
                      for m in maps)
 
     return ModelLayout(

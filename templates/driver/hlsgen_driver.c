@@ -128,16 +128,14 @@ int hg_load(hg_device *dev, const hg_model *m, const void *program, const void *
 
 /* The input into the feature-map image, as the activation memory holds it: word (c / G) x pixels + pixel,
  * byte j of a word channel (c / G) x G + (j mod G) (zero past the channels). */
-/* Where channel c of pixel `pixel` of the packed input is in the input's bytes: a folded input's channel
-   (dy b + dx) C + c0 of pixel (y, x) is channel c0 of pixel (b y + dy, b x + dx) (hg_model.input_fold). */
-static size_t input_index(const hg_model *m, uint32_t c, uint32_t pixel) {
-    uint32_t b = m->input_fold, per, phase, y, x;
-    if (b <= 1u) return (size_t)c * m->input_pixels + pixel;
-    per = m->input_channels / (b * b);
-    phase = c / per;
-    y = pixel / m->input_width * b + phase / b;
-    x = pixel % m->input_width * b + phase % b;
-    return (size_t)(c % per) * m->input_pixels * b * b + (size_t)y * m->input_width * b + x;
+/* Channel c of pixel `pixel` of the packed input: channel (ky kw + kx) C + c0 of pixel (y, x) is channel c0 of
+   input pixel (sy y + ky - top, sx x + kx - left), the fill off the input (hg_model.fold_*). */
+static uint8_t input_byte(const hg_model *m, const uint8_t *input, uint32_t c, uint32_t pixel) {
+    uint32_t c0 = c % m->image[0], tap = c / m->image[0];
+    long y = (long)(pixel / m->input_width * m->fold_stride[0] + tap / m->fold_kernel[1]) - (long)m->fold_pad[0];
+    long x = (long)(pixel % m->input_width * m->fold_stride[1] + tap % m->fold_kernel[1]) - (long)m->fold_pad[1];
+    if (y < 0 || x < 0 || y >= (long)m->image[1] || x >= (long)m->image[2]) return (uint8_t)m->fold_fill;
+    return input[((size_t)c0 * m->image[1] + (size_t)y) * m->image[2] + (size_t)x];
 }
 
 static int pack_input(hg_device *dev, const uint8_t *input) {
@@ -153,7 +151,7 @@ static int pack_input(hg_device *dev, const uint8_t *input) {
             uint32_t block = (w + k) / m->input_pixels, pixel = (w + k) % m->input_pixels;
             for (j = 0u; j < rows; ++j) {
                 uint32_t c = block * g + j % g;
-                chunk[k * rows + j] = c < m->input_channels ? input[input_index(m, c, pixel)] : 0u;
+                chunk[k * rows + j] = c < m->input_channels ? input_byte(m, input, c, pixel) : 0u;
             }
         }
         if ((status = copy(dev, at + (uint64_t)w * rows, chunk, (size_t)n * rows, 1)) != HG_OK) return status;

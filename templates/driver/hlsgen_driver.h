@@ -41,9 +41,12 @@ typedef struct {
     uint32_t input_banks;         /*    channel banks G (channel c in byte (c mod G) of word (c / G) x pixels) */
     uint32_t outputs;             /* graph outputs, at most HG_MAX_OUTPUTS */
     uint32_t output_bytes[HG_MAX_OUTPUTS];  /* each output's elements, one byte each, in graph-output order */
-    uint32_t input_fold;          /* b > 1: the packed input is folded, channel (dy b + dx) C + c of pixel (y, x)
-                                     channel c of input pixel (b y + dy, b x + dx) (C = input_channels / b^2) */
     uint32_t input_width;         /*    its width in packed pixels */
+    uint32_t image[3];            /* the input as hg_run takes it: channels C, height, width ([c][y][x]) */
+    uint32_t fold_kernel[2];      /* the host's fold (kernel and stride 1: none): packed channel (ky kw + kx) C + c */
+    uint32_t fold_stride[2];      /*    of pixel (y, x) is channel c of input pixel (sy y + ky - top, */
+    uint32_t fold_pad[2];         /*    sx x + kx - left): kh kw, sy sx, top left, */
+    uint32_t fold_fill;           /*    this byte off the input */
 } hg_model;
 
 typedef struct {

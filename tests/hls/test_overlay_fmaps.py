@@ -119,15 +119,19 @@ def test_bands_through_external_memory_are_bit_exact(tmp_path, name, made, targe
     assert result.compared == result.samples * outputs and result.mismatches == 0, result.log[-2000:]
 
 
-def test_an_input_the_host_folds_is_bit_exact(tmp_path):
+@pytest.mark.parametrize("kind, channels", [("blocks", 12), ("windows", 27)])
+def test_an_input_the_host_folds_is_bit_exact(tmp_path, kind, channels):
     """The RGB stem's image folded by the host (hlsgen.passes.input_fold): the testbench packs each image's 2 x 2
-    pixel blocks into the 12 channels of a folded pixel, the stem runs as a 2x2 Conv of stride 1 in bands, and
-    the outputs are the integer reference's."""
+    pixel blocks into the 12 channels of a folded pixel (the stem a 2x2 Conv of stride 1), or the stem's 3x3
+    windows into 27 (a 1x1 Conv, the input's zero point off the image), the
+    stem runs in bands, and the outputs are the integer reference's."""
     feeds = {"x": RNG.uniform(-1, 1, (4, 3, 24, 96)).astype(np.float32)}
     quantized = quantize_model(rgb_stem_model(), feeds)
-    machine = replace(quantized, lowered=replace(quantized.lowered, graph=fold_input(quantized.graph, 16)))
+    machine = replace(quantized, lowered=replace(quantized.lowered, graph=fold_input(quantized.graph, 16, kind)))
     mapping = map_model(machine.graph, target_with("systolic16x16", buffers__input__kib=16))
-    assert mapping.input_in_dram and mapping.placement("x").fold == 2
+    fold = mapping.placement("x").fold
+    assert mapping.input_in_dram and mapping.placement("x").channels == channels
+    assert fold.fill == (machine.graph.nodes["stem"].attrs.input_zero_point if kind == "windows" else 0)
     int_inputs = quantized.quantize_inputs(feeds)
     write_hls(tmp_path / "hls", machine.graph, mapping.target, "net", "net.onnx", int_inputs,
               machine.run_int(int_inputs), design="overlay", mapping=mapping)

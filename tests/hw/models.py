@@ -90,8 +90,9 @@ def rgb_stem_model() -> onnx.ModelProto:
 
 
 def stem_model(channels: int, height: int, width: int) -> onnx.ModelProto:
-    """rgb_stem_model's layers on an image of `channels` x `height` x `width` (fold_stem: 2 x 16 x 24, which the
-    host folds on an 8x8 array with 2 KiB of activation memory, hlsgen.passes.input_fold)."""
+    """rgb_stem_model's layers on an image of `channels` x `height` x `width` (fold_stem: 2 x 16 x 24, whose
+    pixel blocks the host folds on an 8x8 array with 2 KiB of activation memory, hlsgen.passes.input_fold;
+    window_stem: 3 x 12 x 16, whose stem's windows it folds there)."""
     rng = np.random.default_rng(4)
     inits = {"w1": rng.standard_normal((8, channels, 3, 3)).astype(np.float32) * 0.3,
              "w2": rng.standard_normal((16, 8, 3, 3)).astype(np.float32) * 0.2,
@@ -383,7 +384,7 @@ TINY = {"vector_ops": vector_ops_model,
         "autoencoder": lambda: zoo.anomaly_autoencoder(hidden=32),
         "odd_channels_1x1": lambda: odd_channels_model(1), "odd_channels_3x3": lambda: odd_channels_model(3),
         "odd_dense": odd_dense_model, "odd_cnn": odd_cnn_model, "rgb_stem": rgb_stem_model,
-        "fold_stem": lambda: stem_model(2, 16, 24),
+        "fold_stem": lambda: stem_model(2, 16, 24), "window_stem": lambda: stem_model(3, 12, 16),
         "mel_frames": mel_frames_model,
         "window_pools": window_pools_model, "grouped_cnn": grouped_cnn_model,
         "strided": strided_model, "copies": copies_model,

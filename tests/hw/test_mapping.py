@@ -11,6 +11,7 @@ from onnx import helper
 from hlsgen.errors import HlsgenError, MappingError
 from hlsgen.frontend import import_model
 from hlsgen.hw import map_model
+from hlsgen.ir import InputFold
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
 from hlsgen.hw.mapping import tensor_bytes
 from hlsgen.hw.program_io import read_program, write_program
@@ -269,13 +270,37 @@ def test_an_rgb_image_the_host_folds_is_held_and_packed_folded(tmp_path):
     folded_graph = fold_input(graph, shrunk.array.rows)
     folded, packed = map_model(folded_graph, shrunk), map_model(graph, shrunk)
     image = folded.placement("x")
-    assert (image.channels, image.height, image.width, image.fold, image.words) == (12, 12, 48, 2, 12 * 48)
+    assert (image.channels, image.height, image.width, image.words) == (12, 12, 48, 12 * 48)
+    assert image.fold == InputFold((3, 24, 96), (2, 2), (2, 2))
     assert folded.input_in_dram and folded.macs == packed.macs
     x = np.random.default_rng(0).integers(0, 256, (3, 24, 96))
-    want = pack_map(space_to_depth(BlockAttrs(2), x[None])[0], replace(image, fold=1), 16)
+    want = pack_map(space_to_depth(BlockAttrs(2), x[None])[0], replace(image, fold=None), 16)
     assert np.array_equal(pack_map(x, image, 16), want)
     layout = layout_of(compile_program(folded, folded_graph), 0, 0)  # the host's driver packs the same words
-    assert (layout.input_fold, layout.inputs[0].shape) == (2, (3, 24, 96))
+    assert (layout.input_fold, layout.inputs[0].shape) == (image.fold, (3, 24, 96))
+    assert packed_input(layout, x.astype(np.uint8).tobytes(), 16) == want.tobytes()
+    write_program(folded, tmp_path)
+    assert read_program(tmp_path, folded_graph, shrunk).placement("x") == image
+
+
+def test_an_rgb_image_the_host_folds_into_its_stem_s_windows_is_two_words_a_pixel(tmp_path):
+    """The same image folded into the stem's 3x3 windows (im2col, stride 2, the input's zero point off the
+    image): 27 channels of 12 x 48 pixels packed at G = 16, two words a pixel; the stem a 1x1 Conv over two
+    row tiles (27 lanes padded to 32) with the original's MACs; host, driver and program.json agree."""
+    graph, shrunk = integer_graph("rgb_stem"), target_with("systolic16x16", buffers__input__kib=16)
+    folded_graph = fold_input(graph, shrunk.array.rows, "windows")
+    folded, packed = map_model(folded_graph, shrunk), map_model(graph, shrunk)
+    image = folded.placement("x")
+    assert (image.channels, image.height, image.width, image.banks, image.words) == (27, 12, 48, 16, 2 * 12 * 48)
+    assert image.fold.kernel == (3, 3) and image.fold.windows
+    stem = next(layer for layer in folded.layers if layer.nodes[:1] == ("stem",) and layer.unit == "systolic_array")
+    assert (stem.tiles.work.reduction_channels, stem.tiles.row_tiles) == (32, 2)
+    assert folded.input_in_dram and folded.macs == packed.macs
+    x = np.random.default_rng(0).integers(0, 256, (3, 24, 96))
+    want = pack_map(image.fold.apply(x), replace(image, fold=None), 16)
+    assert np.array_equal(pack_map(x, image, 16), want)
+    layout = layout_of(compile_program(folded, folded_graph), 0, 0)
+    assert (layout.input_fold, layout.inputs[0].shape) == (image.fold, (3, 24, 96))
     assert packed_input(layout, x.astype(np.uint8).tobytes(), 16) == want.tobytes()
     write_program(folded, tmp_path)
     assert read_program(tmp_path, folded_graph, shrunk).placement("x") == image

@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ... import __version__
-from ...ir import Graph
+from ...ir import Graph, InputFold
 from ..cnames import Names
 from ..ports import Port, make_port
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
@@ -57,13 +57,14 @@ class OverlayDesign:
                 "feature_map_image_bytes": self.fmap_image_bytes, "feature_map_bytes": self.fmap_bytes}
 
 
-def _packed_input(port, fold: int) -> dict:
+def _packed_input(port, fold: InputFold | None) -> dict:
     """Where the testbench packs an input the program reads from the feature-map image: its words' base, G =
-    2^lg, pixels and width, and, for an input the host folds (hlsgen.passes.input_fold), the fold and the
-    model's channels."""
+    2^lg, channels, pixels and width, and where they come from in the model's input (`gather`: the host's fold,
+    hlsgen.passes.input_fold, or the identity)."""
     _, base, lg, channels, height, width = port.place[:6]
-    return {"base": base, "lg": lg, "pixels": height * width, "width": width, "fold": fold,
-            "channels": channels // fold ** 2}
+    gather = fold or InputFold((channels, height, width), (1, 1), (1, 1))
+    return {"base": base, "lg": lg, "channels": channels, "pixels": height * width, "width": width,
+            "gather": gather, "folded": fold is not None}
 
 
 def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_inputs: dict[str, np.ndarray],
@@ -126,7 +127,8 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     samples = write_test_data(out, graph, int_inputs, int_outputs)
     (out / f"{top}_tb.cpp").write_text(render(
         "overlay/testbench.cpp.j2", **common, ports=port_dicts, call=call, images=program.images,
-        inputs_per_sample=sum(p.count for p in ports if p.direction == "input"),
+        inputs_per_sample=sum(math.prod(p["dram"]["gather"].image) if p["dram"] else p["count"]
+                              for p in port_dicts if p["direction"] == "input"),
         outputs_per_sample=sum(p.count for p in ports if p.direction == "output"),
         input_file=INPUT_FILE, expected_file=EXPECTED_FILE, **image))
     tcl = dict(common, part=target.device.part, clock_mhz=f"{target.clock_mhz:g}",
