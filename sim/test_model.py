@@ -52,7 +52,7 @@ def test_hidden_widths_that_do_not_divide_the_rows_are_bit_exact(build_folder):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
+@pytest.mark.parametrize("target", [pytest.param("systolic16x16", marks=pytest.mark.slow), "systolic8x8"])
 def test_channel_counts_that_do_not_divide_the_rows_are_bit_exact(build_folder, target):
     """3x3 Convs reading 24 and 40 channels on 16 rows (and a Dense reading 12 channels per pixel on both
     targets): the layer program pads each tap to a multiple of R lanes, and the RTL takes exactly the

@@ -18,7 +18,8 @@ OUTPUTS = {"two_heads": 4 * 64 + 6 * 64, "three_outputs": 10 + 8 * 64 + 4 * 64, 
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.parametrize("name", [pytest.param(n, marks=[pytest.mark.slow] if n == "three_outputs" else [])
+                                  for n in sorted(MODELS)])  # three_outputs: tests/runtime's RTL backend too
 def test_several_outputs_are_bit_exact_at_the_model_s_cycles(name, tmp_path, monkeypatch):
     monkeypatch.setenv("HLSGEN_SIM_BUILD", str(build_root()))
     model = tmp_path / f"{name}.onnx"
