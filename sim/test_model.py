@@ -30,7 +30,8 @@ def check(build_folder, name: str, target: str, images: int | None):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("name, target", [("digits", "systolic16x16"), ("mnist", "systolic8x8"),
+@pytest.mark.parametrize("name, target", [pytest.param("digits", "systolic16x16", marks=pytest.mark.slow),  # make demo
+                                          ("mnist", "systolic8x8"),
                                           pytest.param("autoencoder", "systolic16x16", marks=pytest.mark.slow)])
 def test_model_is_bit_exact_on_a_few_images(build_folder, name, target):
     check(build_folder, name, target, 3)
@@ -112,6 +113,7 @@ def test_concat_pad_and_transpose_are_bit_exact(build_folder):
     assert result.layer_cycles["swap"] == 30 + 15
 
 
+@pytest.mark.slow  # test_concat_pad_and_transpose_are_bit_exact runs the concat copies in make test
 @pytest.mark.rtl
 def test_concats_along_rows_and_columns_are_bit_exact(build_folder):
     """Each input of a Concat along rows or columns is a vector pass written from its first row or column of

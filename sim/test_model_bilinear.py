@@ -74,7 +74,7 @@ def audio_model(transform="half_pixel"):
 @pytest.mark.rtl
 @pytest.mark.parametrize("name, model", [("fpn_bilinear_hp", fpn_model),
                                          pytest.param("fpn_align_corners", lambda: fpn_model("align_corners"),
-                                                      marks=pytest.mark.slow),  # C-sim: tests/hls
+                                                      marks=pytest.mark.slow),  # fpn_bilinear_hp's rows
                                          pytest.param("head_fractional", lambda: head_model("half_pixel"),
                                                       marks=pytest.mark.slow),  # fpn_bilinear_hp's half_pixel
                                          pytest.param("head_fractional_ac", lambda: head_model("align_corners"),

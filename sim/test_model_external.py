@@ -53,14 +53,16 @@ def check(out: Path, inputs: Path, images: int, outputs: int):
 
 
 @pytest.mark.rtl
-@pytest.mark.parametrize("target", [pytest.param("systolic16x16", marks=pytest.mark.slow), "systolic8x8"])
+@pytest.mark.slow  # make test: resnet8 on systolic8x8 streams its weights below
+@pytest.mark.parametrize("target", ["systolic16x16", "systolic8x8"])
 def test_the_example_with_its_weights_in_external_memory_is_bit_exact(tmp_path, target):
     out = build(EXAMPLE / "digits.onnx", EXAMPLE / "calib.npz", shrunk(tmp_path, target, 16), tmp_path / "build")
     check(out, EXAMPLE / "test.npz", 6, 10)
 
 
 # MobileNetV1 on the 8x8 array is `make test-slow`'s (78 s): the 16x16 one streams the same layers
-ARCHITECTURES = [pytest.param("resnet8", "systolic8x8", 10, id="resnet8-systolic8x8"),
+ARCHITECTURES = [pytest.param("resnet8", "systolic8x8", 10, marks=pytest.mark.slow,  # the target's top streams
+                              id="resnet8-systolic8x8"),  # every weight: test_one_bitstream, test_c_driver
                  pytest.param("mobilenet_v1", "systolic8x8", 2, marks=pytest.mark.slow, id="mobilenet_v1-systolic8x8"),
                  pytest.param("mobilenet_v1", "systolic16x16", 2, marks=pytest.mark.slow,  # 70 s: resnet8 covers it
                               id="mobilenet_v1-systolic16x16")]

@@ -40,6 +40,7 @@ def widths(out: Path) -> str:
     return next((out / "rtl").glob("*_top.v")).read_text()
 
 
+@pytest.mark.slow  # make test: its C-sim (tests/hls/test_overlay_map_sides.py) and geometry (tests/rtl)
 @pytest.mark.rtl
 def test_a_4096_long_sequence_on_chip_is_bit_exact(tmp_path):
     out, test, program = build(tmp_path, "long_1d", "systolic16x16")

@@ -13,7 +13,8 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
   the row wrote, so the map between them never moves through the port (its halo rows are computed twice).
   fit_activation_memory plans with and without runs and keeps the faster program.
 - A row in more than one band has all its operands external (a band reads and writes only buffers), but for
-  a model output: its bands write their rows of it on chip (Band.written_row).
+  an output that fits on chip beside them (a model output, or any other written through the writer in bands
+  of rows over all its channels): its bands write their rows of it there (Band.written_row).
 - A row that is not split by rows (a Dense, a Transpose, a Concat of rows, a non-constant Pad, a 1-D map,
   a batch) runs as one band that moves its external operands whole. A global pool runs in bands of input
   rows that add to the same output pixel (band_geometry.RowGeometry.reduces), one channel block each.
@@ -157,7 +158,7 @@ class _Planner:
             if (len(g.bands(shape[0])) > 1 or shape[1] < blocks) and on_chip:
                 writes_output = self._writes_output_in_bands(layer, g, shape, blocks)
                 if on_chip == {out} and writes_output:
-                    self.shapes[i] = shape  # its bands write rows of the model output, on chip
+                    self.shapes[i] = shape  # its bands write their rows of the output, on chip
                     continue
                 self.external |= on_chip - self.outputs
                 kept = on_chip & self.outputs
@@ -169,10 +170,10 @@ class _Planner:
 
     def _writes_output_in_bands(self, layer: LayerMap, g: RowGeometry, shape: tuple[int, int, bool],
                                 blocks: int) -> bool:
-        """Whether the bands of a row whose output is a model output may write it on chip, band by band at
-        its rows (Band.written_row): bands of rows over all of its channels, one image, by a unit that writes
-        through the writer (not a copy's segments)."""
-        return (layer.output in self.outputs and g.splits and not g.reduces and shape[1] == blocks
+        """Whether the bands of a row may write its output on chip, band by band at its rows (Band.written_row):
+        bands of rows over all of its channels, one image, by a unit that writes through the writer (not a
+        copy's segments)."""
+        return (g.splits and not g.reduces and shape[1] == blocks
                 and layer.kind != "copy" and layer.output not in self.batched)
 
     def _move_out(self, i: int, layer: LayerMap) -> None:

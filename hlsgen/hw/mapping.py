@@ -112,8 +112,8 @@ class Band:
     pad_top: int  # the top padding in the buffer's coordinates: pad + a - y0 * pool * stride
     rows_computed: int  # output rows the engine computes (before a fused MaxPool): (y1 - y0) * pool
     channels: tuple[int, int] | None = None  # a channel-separable row's channels [c0, c1) (None: all)
-    written_row: int = 0  # the written map's row its first output row goes to: 0 into a band buffer, y0 into a
-    #                       model output the band writes on chip (hlsgen.hw.banding)
+    written_row: int = 0  # the written map's row its first output row goes to: 0 into a band buffer, y0 into an
+    #                       output the band writes on chip (hlsgen.hw.banding)
 
     def to_json(self) -> dict:
         return {"index": self.index, "count": self.count, "out_rows": list(self.out_rows),
@@ -661,5 +661,5 @@ class _Layer:
 
 def written_offset(row: LayerMap, out) -> int:
     """The word of the written map `out` (its placement) where a row's first output pixel goes: a band writing
-    a model output on chip starts at its first row (Band.written_row), every other row at the map's start."""
+    an output on chip starts at its first row (Band.written_row), every other row at the map's start."""
     return row.band.written_row * out.width if row.band is not None else 0

@@ -324,10 +324,11 @@ def test_the_models_own_top_bands_in_the_targets_split_when_that_runs_faster():
 
 
 def test_a_run_of_layers_keeps_the_maps_between_them_on_chip_band_by_band():
-    """MobileNetV1-0.25 (96 px) on systolic16x16: conv1 to sep2_pw run band by band together (fused-layer
+    """MobileNetV1-0.25 (96 px) on systolic16x16: conv1 to sep2_dw run band by band together (fused-layer
     tiling); the maps between them never move through the port, each row reads the band the row before it
     wrote, and the bands' MACs add up to the network's (measured: 86,468 cycles and 537,600 feature-map bytes
-    an inference without runs, 80,708 and 387,840 with them)."""
+    an inference without runs, 80,708 and 387,840 with them). The run's last row writes its bands' rows of
+    sep2_dw_relu6 on chip (Band.written_row), which sep2_pw reads whole."""
     graph = _architecture("mobilenet_v1")
     mapping = map_model(graph, load_target("systolic16x16"))
     _check_program(graph, mapping)
@@ -335,9 +336,12 @@ def test_a_run_of_layers_keeps_the_maps_between_them_on_chip_band_by_band():
     runs = [row for row in mapping.layers if row.band is not None and mapping.placement(row.output).holds
             and row.output not in {r.move.buffer for r in mapping.layers if r.move is not None}]
     inner = {mapping.placement(row.output).holds for row in runs}
-    assert {"conv1_relu6", "sep1_dw_relu6", "sep1_pw_relu6", "sep2_dw_relu6"} <= inner and not inner & moved
+    assert {"conv1_relu6", "sep1_dw_relu6", "sep1_pw_relu6"} <= inner and not inner & moved
     first = [row.name for row in mapping.layers if row.unit != "dma"][:5]
-    assert first == ["conv1_conv#0", "sep1_dw_conv#0", "sep1_pw_conv#0", "sep2_dw_conv#0", "sep2_pw_conv#0"]
+    assert first == ["conv1_conv#0", "sep1_dw_conv#0", "sep1_pw_conv#0", "sep2_dw_conv#0", "conv1_conv#1"]
+    last = [row for row in mapping.layers if row.nodes[:1] == ("sep2_dw_conv",)]
+    assert len(last) > 1 and {row.output for row in last} == {"sep2_dw_relu6"} and "sep2_dw_relu6" not in moved
+    assert [row.band.written_row for row in last] == [row.band.out_rows[0] for row in last]
     for row in runs:  # the next row of the run reads this band: the rows it reads are the rows written
         reader = next(r for r in mapping.layers if row.output in r.inputs)
         assert reader.band.in_rows == row.band.out_rows and reader.band.index == row.band.index

@@ -42,7 +42,7 @@ def test_generated_top_and_testbench_are_lint_clean(model, target, tmp_path):
         assert ok, messages
 
 
-@pytest.mark.parametrize("target", ["systolic16x16", "systolic32x32"])
+@pytest.mark.parametrize("target", ["systolic16x16", pytest.param("systolic32x32", marks=pytest.mark.slow)])
 def test_a_top_and_testbench_with_weights_in_external_memory_are_lint_clean(tmp_path, target):
     """The example with 16 KiB of weight memory: an AXI4 master port and hg_weight_dma instead of the ROM
     (on systolic32x32 taking a word of the weight image in two beats), its base address from the AXI4-Lite
