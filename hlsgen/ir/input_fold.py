@@ -19,6 +19,11 @@ class InputFold:
     pads: tuple[int, int, int, int] = (0, 0, 0, 0)  # top, left, bottom, right
     fill: int = 0  # the value of a tap off the image (the reading convolution's input zero point)
 
+    @classmethod
+    def identity(cls, channels: int, height: int, width: int) -> "InputFold":
+        """A map the host packs as it is: a 1 x 1 kernel of stride 1."""
+        return cls((channels, height, width), (1, 1), (1, 1))
+
     @property
     def shape(self) -> tuple[int, int, int]:
         """The folded map's channels, height and width."""

@@ -57,8 +57,7 @@ class ModelLayout:
         """Where the packed input's channels and pixels come from in the input's bytes: its fold, or the
         identity (a 1 x 1 kernel of stride 1) where the host does not fold it."""
         width = self.input_width or self.input_pixels or 1
-        image = (self.input_channels, self.input_pixels // width, width)
-        return self.input_fold or InputFold(image, (1, 1), (1, 1))
+        return self.input_fold or InputFold.identity(self.input_channels, self.input_pixels // width, width)
 
     @property
     def input_bytes(self) -> int:

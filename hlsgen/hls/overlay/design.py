@@ -62,7 +62,7 @@ def _packed_input(port, fold: InputFold | None) -> dict:
     2^lg, channels, pixels and width, and where they come from in the model's input (`gather`: the host's fold,
     hlsgen.passes.input_fold, or the identity)."""
     _, base, lg, channels, height, width = port.place[:6]
-    gather = fold or InputFold((channels, height, width), (1, 1), (1, 1))
+    gather = fold or InputFold.identity(channels, height, width)
     return {"base": base, "lg": lg, "channels": channels, "pixels": height * width, "width": width,
             "gather": gather, "folded": fold is not None}
 
