@@ -11,7 +11,10 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
 - Runs (fused-layer tiling, _Planner.runs): a banded array row whose external output only the next
   banded array row reads (its one operand) runs band by band with it; the next row reads the band buffer
   the row wrote, so the map between them never moves through the port (its halo rows are computed twice).
-  fit_activation_memory plans with and without runs and keeps the faster program.
+  A run's first row may read its input on chip, whole: its bands' windows start their rows down the map
+  (`in_rows` the whole map, `pad_top` = pad - y0 * stride, negative past the first band).
+  fit_activation_memory plans without runs, with runs, and with runs where array rows take bands over all
+  their channels when they fit (a row in channel slices is in no run), and keeps the fastest program.
 - A row in more than one band has all its operands external (a band reads and writes only buffers), but for
   an output that fits on chip beside them (a model output, or any other written through the writer in bands
   of rows over all its channels): its bands write their rows of it there (Band.written_row).
@@ -55,8 +58,10 @@ class _Planner:
     """Decides the external maps and every row's band height (module docstring), for `capacity` bytes of
     the planes and of the depthwise window copies (two memories: each must hold its own)."""
 
-    def __init__(self, graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int], double: bool):
+    def __init__(self, graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int], double: bool,
+                 whole_channels: bool = False):  # whole_channels: array rows in bands over all channels if they fit
         self.graph, self.layers, self.target = graph, layers, target
+        self.whole_channels = whole_channels
         self.capacity, self.double = capacity, double
         root = {t: t for t in graph.inputs}
         self.birth = {t: -1 for t in graph.inputs}
@@ -212,6 +217,8 @@ class _Planner:
         g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
         best = None
         for per_band in range(blocks, 0, -1):
+            if best is not None and self.whole_channels and layer.unit == ARRAY:
+                break
             height = self._height(i, g, per_band, blocks, space, double)
             if height is None:
                 continue
@@ -362,7 +369,8 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target, finish=
     `buffers.input` (module docstring): with double-buffered bands (their copies overlap the compute, but
     the bands are smaller: more copies, more halo rows) or single ones (the copies wait for the compute),
     whichever runs in fewer cycles on the two queues (hlsgen.hw.queues), its rows completed by `finish`
-    (the weights' streaming); then that plan again with runs of layers, kept if faster. With `split` (the
+    (the weights' streaming); then that plan again with runs of layers, and with runs where array rows
+    band over all their channels (_Planner.whole_channels), the fastest kept. With `split` (the
     target's own top, hlsgen.hw.overlay_memory) the planes and the copies each fit their share of it; the
     model's own top tries that split as well (its uneven planes can band a model better than the shares
     _fit_shares tries)."""
@@ -382,15 +390,19 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target, finish=
             pass
     timed = {plan: cycles(fit) for plan, fit in plans.items()}
     best = min(timed, key=timed.get)
-    try:
-        chained = _fit_shares(graph, layers, target, *best, chained=True)
-    except MappingError:  # no runs (NoRuns), or none that fit
-        return plans[best]
-    return chained if cycles(chained) < timed[best] else plans[best]
+    for whole_channels in (False, True):
+        try:
+            chained = _fit_shares(graph, layers, target, *best, chained=True, whole_channels=whole_channels)
+        except MappingError:  # no runs (NoRuns), or none that fit
+            continue
+        timed[best, whole_channels] = cycles(chained)
+        plans[best, whole_channels] = chained
+    return plans[min(timed, key=timed.get)]
 
 
 def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
-                split: MemorySplit | None = None, chained: bool = False) -> tuple[list[LayerMap], Memory]:
+                split: MemorySplit | None = None, chained: bool = False,
+                whole_channels: bool = False) -> tuple[list[LayerMap], Memory]:
     """The planes and the depthwise copies share `buffers.input` in proportion to what the model's maps
     would need of each on chip, or else in the first of a few other shares that fits."""
     capacity = target.buffers.input.bytes
@@ -423,7 +435,7 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
     failure = None
     for copies in shares:
         try:
-            return _fit(graph, layers, target, copies, double, split, chained)
+            return _fit(graph, layers, target, copies, double, split, chained, whole_channels)
         except NoRuns:
             raise
         except MappingError as error:
@@ -432,7 +444,8 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
 
 
 def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: bool,
-         split: MemorySplit | None = None, chained: bool = False) -> tuple[list[LayerMap], Memory]:
+         split: MemorySplit | None = None, chained: bool = False,
+         whole_channels: bool = False) -> tuple[list[LayerMap], Memory]:
     """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies (and
     each plane its share of `split`)."""
     R, capacity = target.array.rows, target.buffers.input.bytes
@@ -440,7 +453,7 @@ def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: boo
     budget = limits
     for attempt in range(MAX_PLANS):
         try:
-            rows = band_rows(graph, layers, target, budget, double, chained)
+            rows = band_rows(graph, layers, target, budget, double, chained, whole_channels)
         except MappingError:
             if attempt == 0:
                 raise
@@ -466,12 +479,12 @@ def _minus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
 
 
 def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int],
-              double: bool, chained: bool = False) -> list[LayerMap]:
+              double: bool, chained: bool = False, whole_channels: bool = False) -> list[LayerMap]:
     """The program's rows with every row that reads or writes an external map split into bands and its
     copies (`dma` rows whose moves `finish_moves` completes once the maps are placed), for `capacity`
     bytes of live maps and buffers in the planes and in the depthwise copies. `double`: the bands'
     buffers are double-buffered (_pipelined)."""
-    planner = _Planner(graph, layers, target, capacity, double)
+    planner = _Planner(graph, layers, target, capacity, double, whole_channels)
     planner.plan()
     runs = planner.runs() if chained else {}
     if chained and not runs:
@@ -517,6 +530,9 @@ def _run_rows(graph, planner: _Planner, members: tuple[int, ...], height: int, t
         step, fed = [], None
         for m, ((layer, g, used, live), (y0, y1, a, b)) in enumerate(zip(rows, spans)):
             _, _, pad_top, computed = g.band(y0, y1)
+            if m == 0 and planner.operands[members[0]][0][0] not in planner.external:
+                # the head reads its input on chip, whole: its band's window starts a rows down the map
+                a, b, pad_top = 0, map_shape(layer.input_shape)[1], pad_top - a
             band = Band(k, len(bands), (y0, y1), (a, b), pad_top, computed)
             made = _band(graph, planner, layer, g, band, used, live, target, fed=fed, keep=m < len(members) - 1)
             compute = next(r for r in made if r.unit != DMA)
