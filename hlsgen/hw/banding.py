@@ -177,10 +177,7 @@ class _Planner:
                                 blocks: int) -> bool:
         """Whether the bands of a row may write its output on chip, band by band at its rows (Band.written_row):
         bands of rows over all of its channels, one image, by a unit that writes through the writer (not a
-        copy's segments); for a map other than a model output, by the array only (padded average pools of the
-        vector unit written so do not match the reference in the RTL, sim/test_model_fmaps.py: not yet found why)."""
-        if layer.output not in self.outputs and layer.unit != ARRAY:
-            return False
+        copy's segments)."""
         return (g.splits and not g.reduces and shape[1] == blocks
                 and layer.kind != "copy" and layer.output not in self.batched)
 

@@ -22,7 +22,7 @@ and send one image's map at a time, a channel block apart by the stacked map's w
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -491,7 +491,7 @@ class _Compiler:
                 self.lut.extend(int(v) & 0xFF for v in a_attrs.table)
             f.update(op=OP_LUT, a_zp=a_attrs.input_min, lut_base=self.node_roms[node.name][0])
         elif node.op == "MaxPool" or (node.op == "QAveragePool" and a_attrs.pool is not None):
-            self._window_pool(layer, x, maps[layer.output])
+            self._window_pool(layer, x, _written(layer, maps[layer.output]))
         elif node.op == "QAveragePool":
             (count, m, s), = a_attrs.divisors
             f.update(op=OP_GAVG, a_zp=a_attrs.input_zero_point, ma=m, shift=s, zp=a_attrs.zero_point,
@@ -503,13 +503,13 @@ class _Compiler:
             if x.banks == x.channels < self.C:  # replicated (placement.concat_replicas): lane j finds channel
                 f["a_lg"] = self.C.bit_length() - 1  # j mod G in slot 0 of its bank, as a map of C banks keeps it
         elif node.op == "Pad":
-            self._pad(layer, x, maps[layer.output])
+            self._pad(layer, x, _written(layer, maps[layer.output]))
         elif node.op == "Transpose":
             self._transpose(layer, x, maps[layer.output])
         elif node.op == "QResample":
-            self._interpolation(layer, x, maps[layer.output])
+            self._interpolation(layer, x, _written(layer, maps[layer.output]))
         elif node.op == "Resize":  # the identity requantization, reading each output pixel's source pixel
-            out = maps[layer.output]
+            out = _written(layer, maps[layer.output])
             up_y, up_x = node.attrs.scales if len(node.attrs.scales) == 2 else (1, *node.attrs.scales)
             pad_y, pad_x = resize_edge_pads(node.attrs)
             if max(up_x, up_y, pad_x + 1, pad_y + 1) > MAX_UPSAMPLING:
@@ -753,6 +753,15 @@ class _Compiler:
         # a signed v fits DIM_W + 1 bits when -2^DIM_W <= v < 2^DIM_W
         return max([MIN_DIM_W] + [v.bit_length() for v in unsigned] + [(v if v >= 0 else -v - 1).bit_length()
                                                                        for v in signed])
+
+
+def _written(layer: Layer, out: FeatureMap) -> FeatureMap:
+    """The rows of `out` a vector row writes: a band writing its rows into the whole map on chip
+    (Band.written_row) writes its band's rows, not the map's; any other row, the map (or band buffer) it writes."""
+    band = layer.row.band
+    if band is None or out.holds or band.count == 1:
+        return out
+    return replace(out, height=band.out_rows[1] - band.out_rows[0])
 
 
 def _continues(row: LayerMap) -> int:

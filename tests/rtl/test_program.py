@@ -249,12 +249,14 @@ def test_a_port_narrower_than_a_row_takes_a_word_in_several_beats(tmp_path, targ
     assert f".S(8), .BEATS({beats})," in (tmp_path / f"{files.top}.v").read_text()
 
 
-@pytest.mark.parametrize("model, kib", [("residual", 4), ("mobilenet", 12)])
+@pytest.mark.parametrize("model, kib", [("residual", 4), ("mobilenet", 12), ("window_pools", 2)])
 def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves(model, kib):
-    """The residual network in 4 KiB of activation memory and the mobilenet in 12 KiB: their layers run in
-    bands over buffers, with the weights, parameters and per-node tables of the whole program (once per node,
-    not per band; a depthwise band over channels [c0, c1) from column tile c0 / C); a band row reads its input
-    buffer's height and the band's top padding; a dma row names its move and buffer."""
+    """The residual network in 4 KiB of activation memory, the mobilenet in 12 KiB and the windowed pools in
+    2 KiB: their layers run in bands over buffers, with the weights, parameters and per-node tables of the whole
+    program (once per node, not per band; a depthwise band over channels [c0, c1) from column tile c0 / C); a
+    band row reads its input buffer's height and the band's top padding and computes its band's pixels, also
+    where it writes its rows into the whole map on chip (Band.written_row: the vector unit once walked the
+    whole map's rows there, past the band); a dma row names its move and buffer."""
     from hlsgen.rtl.program import DMA
 
     graph = integer_graph(model)
@@ -268,9 +270,13 @@ def test_bands_share_their_layers_roms_and_dma_rows_carry_their_moves(model, kib
     assert bands and any(layer.kind == ARRAY for layer in bands) and any(layer.kind != ARRAY for layer in bands)
     if model == "mobilenet":  # depthwise bands of channel blocks past the first
         assert any(layer.kind == ARRAY and layer.row.band.channels and layer.row.band.channels[0] for layer in bands)
+    if model != "residual":  # vector bands writing their rows of a map on chip
+        assert any(layer.row.band.written_row for layer in bands if layer.kind != ARRAY)
     for layer in bands:
         f, x, band = layer.fields, banded.maps[layer.inputs[0]], layer.row.band
         assert x.holds and x.height == band.in_rows[1] - band.in_rows[0]
+        if layer.kind != ARRAY and layer.row.kind != "global_pool":
+            assert f["pixels"] == (band.out_rows[1] - band.out_rows[0]) * banded.maps[layer.output].width
         if layer.kind == ARRAY:
             assert f["in_h"] == x.height and f["y0"] == -band.pad_top
             node = next(w.fields for w in whole.layers if w.node is not None and w.node.name == layer.node.name)
