@@ -214,8 +214,8 @@ class _Planner:
         g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
         best = None
         for per_band in range(blocks, 0, -1):
-            if best is not None and self.whole_channels and layer.unit == ARRAY:
-                break
+            if best is not None and best[1][1] == blocks and self.whole_channels and layer.unit == ARRAY:
+                break  # bands over all channels fit: a run may take the row
             height = self._height(i, g, per_band, blocks, space, double)
             if height is None:
                 continue
