@@ -533,7 +533,7 @@ def _fuzz_inputs(seed: int, count: int, jobs: int, out_dir: Path) -> int:
     from .fuzz.inputs import fuzz_inputs
 
     with tempfile.TemporaryDirectory(prefix="hlsgen-fuzz-inputs-") as work:
-        summary = fuzz_inputs(seed, count, Path(work), jobs)
+        summary = fuzz_inputs(seed, count, Path(work), main, jobs)
         kept = []
         for folder in summary.failures:
             kept.append(out_dir / "inputs" / Path(folder).name)
@@ -660,8 +660,8 @@ def _stopped(stop: BaseException, code: int) -> str:
 
 def entry_point() -> None:
     """`python -m hlsgen.cli`, and the console script of installs made before it moved to hlsgen.__main__."""
-    from .__main__ import entry_point as guarded
-    guarded()
+    from .guard import guarded
+    guarded(lambda: main)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ import shutil
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -63,14 +64,16 @@ class InputFuzzSummary:
         return "\n".join(lines)
 
 
-def fuzz_inputs(seed: int, count: int, workdir: Path, jobs: int = 1) -> InputFuzzSummary:
-    """Run `count` mutated inputs (the mutators in turn) and check every answer; the same (seed, count)
-    gives the same cases and outcomes for any `jobs`."""
+def fuzz_inputs(seed: int, count: int, workdir: Path, cli: Callable[[list[str]], int],
+                jobs: int = 1) -> InputFuzzSummary:
+    """Run `count` mutated inputs (the mutators in turn) through `cli` (hlsgen.cli.main: the CLI hands
+    itself in, so that this module never imports it) and check every answer; the same (seed, count) gives
+    the same cases and outcomes for any `jobs`."""
     workdir = Path(workdir).absolute()
     workdir.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
-    good = _prepare_good_build(workdir)
-    shares = [(seed, range(w, count, jobs), str(workdir), str(good)) for w in range(jobs)]
+    good = _prepare_good_build(workdir, cli)
+    shares = [(seed, range(w, count, jobs), str(workdir), str(good), cli) for w in range(jobs)]
     if jobs > 1:
         with multiprocessing.get_context("spawn").Pool(jobs) as pool:
             parts = pool.map(_run_share, shares)
@@ -81,7 +84,7 @@ def fuzz_inputs(seed: int, count: int, workdir: Path, jobs: int = 1) -> InputFuz
     return InputFuzzSummary(seed, results, time.perf_counter() - start, failures)
 
 
-def _prepare_good_build(workdir: Path) -> Path:
+def _prepare_good_build(workdir: Path, cli: Callable[[list[str]], int]) -> Path:
     """The build folder `run`, `csim` and `sim` read bad inputs against, and prebuilt OUTs copy."""
     good = workdir / GOOD
     if (good / "build.json").is_file():
@@ -91,20 +94,21 @@ def _prepare_good_build(workdir: Path) -> Path:
     folder.mkdir(exist_ok=True)
     (folder / MODEL).write_bytes(seed_model.onnx_bytes)
     (folder / CALIB).write_bytes(seed_model.calib_bytes)
-    code, _, stderr = _run_cli(["build", str(folder / MODEL), "--calib", str(folder / CALIB), "-o", str(good), "-q"])
+    code, _, stderr = _run_cli(cli, ["build", str(folder / MODEL), "--calib", str(folder / CALIB), "-o", str(good),
+                                     "-q"])
     if code != 0:
         raise RuntimeError(f"the seed model does not build (exit {code}): {stderr.strip()}")
     return good
 
 
 def _run_share(share) -> list[CaseResult]:
-    seed, indices, workdir, good = share
+    seed, indices, workdir, good, cli = share
     seeds, workdir, good = load_seeds(), Path(workdir), Path(good)
     good_digest = _digest(good)
     results = []
     for index in indices:
         case = draw_case(seeds, seed, index, str(good))
-        result = _run_case(case, workdir / "cases" / str(index), good, good_digest)
+        result = _run_case(case, workdir / "cases" / str(index), good, good_digest, cli)
         if result.outcome != "ok":
             folder = workdir / "failures" / f"{case.mutator}-{index}"
             _keep_reproducer(case, result, folder, good)
@@ -115,7 +119,7 @@ def _run_share(share) -> list[CaseResult]:
     return results
 
 
-def _run_case(case: Case, folder: Path, good: Path, good_digest: str) -> CaseResult:
+def _run_case(case: Case, folder: Path, good: Path, good_digest: str, cli: Callable[[list[str]], int]) -> CaseResult:
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True, exist_ok=True)
     if case.build_copy:
@@ -127,7 +131,7 @@ def _run_case(case: Case, folder: Path, good: Path, good_digest: str) -> CaseRes
     cwd = os.getcwd()
     os.chdir(folder)
     try:
-        code, _, stderr = _run_cli(list(case.argv))
+        code, _, stderr = _run_cli(cli, list(case.argv))
     finally:
         os.chdir(cwd)
     seconds = time.perf_counter() - start
@@ -137,11 +141,9 @@ def _run_case(case: Case, folder: Path, good: Path, good_digest: str) -> CaseRes
     return CaseResult(case.index, case.mutator, case.command, case.mutant.category, code, outcome, detail, seconds)
 
 
-def _run_cli(argv: list[str]) -> tuple[int, str, str]:
+def _run_cli(main: Callable[[list[str]], int], argv: list[str]) -> tuple[int, str, str]:
     """`hlsgen ARGV` in this process, its stdout and stderr captured (the CLI's rich consoles write to
     whatever sys.stdout and sys.stderr are when they print)."""
-    from ..cli import main
-
     stdout, stderr = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
         try:

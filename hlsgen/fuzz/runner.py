@@ -37,7 +37,7 @@ from ..quant.report import sqnr_db
 from ..hls.csim import PORTABLE_ENV
 from ..reference import run_graph
 from ..rtl.sim import sim_build_dir, simulate
-from .onnx_model import INPUT
+from .onnx_model import INPUT, spec_to_onnx
 from .spec import ModelSpec
 
 OUTCOMES = ("ok", "rejected", "mismatch", "crash")
@@ -63,7 +63,7 @@ class Result:
 def write_inputs(spec: ModelSpec, folder: Path) -> dict[str, str]:
     """model.onnx, calib.npz, spec.json and (for a random target) target.yaml in `folder`: what a build reads."""
     folder.mkdir(parents=True, exist_ok=True)
-    onnx.save(spec.to_onnx(), folder / "model.onnx")
+    onnx.save(spec_to_onnx(spec), folder / "model.onnx")
     np.savez(folder / "calib.npz", **{INPUT: spec.calibration()})
     (folder / "spec.json").write_text(spec.to_json() + "\n")
     target = spec.target.builtin
@@ -143,7 +143,7 @@ def float_error(spec: ModelSpec) -> float:
     Relative to the output's largest magnitude, or to CANCELLATION of the largest value inside the model if
     that is more: an output that sums terms 1,000 times its size (a last Dense whose products cancel) is as
     exact in float32 as those terms are, and two correct float32 executions differ that much there."""
-    model = spec.float_twin().to_onnx()
+    model = spec_to_onnx(spec.float_twin())
     try:
         graph = import_model(model, input_shapes=dict(spec.input_shapes()))
     except HlsgenError:  # host ops: hlsgen runs the model in parts, the folded model in onnxruntime
@@ -167,7 +167,7 @@ def fold_error(spec: ModelSpec) -> float:
     """Largest relative difference between onnxruntime on the float twin folded as the build folds it (input
     shape pinned, shape code as constants: hlsgen.frontend.fold) and on the twin as generated; an integer
     output (ArgMax, TopK indices) must be equal."""
-    model = spec.float_twin().to_onnx()
+    model = spec_to_onnx(spec.float_twin())
     folded = fold_shape_code(model, dict(spec.input_shapes()))
     names = [o.name for o in model.graph.output]
     original, ours = _session(model), _session(folded)
@@ -212,7 +212,7 @@ def whole_error(spec: ModelSpec, model_path: Path, out: Path) -> str:
     else:
         inputs = {INPUT: spec.calibration()}
         ours = SingleBuild(out).run(inputs)
-    model = onnx.load(str(model_path)) if spec.annotation != "qonnx" else spec.float_twin().to_onnx()
+    model = onnx.load(str(model_path)) if spec.annotation != "qonnx" else spec_to_onnx(spec.float_twin())
     names = [o.name for o in model.graph.output]
     producers = {o: n for n in model.graph.node for o in n.output}
     picked = {name: producers[name] for name in names if producers.get(name) is not None

@@ -138,10 +138,6 @@ class ModelSpec:
         return bool(self.dynamic or self.outputs or any(
             layer.kind in EXTRA_KINDS or layer.get("shape_code") for layer in self.layers))
 
-    def to_onnx(self):
-        from .onnx_model import spec_to_onnx  # the ONNX side is its own module
-        return spec_to_onnx(self)
-
     def float_twin(self) -> ModelSpec:
         return replace(self, annotation="float")
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .mapping import ARRAY, LayerMap
 from .placement import map_shape
+from .rows import ARRAY, LayerMap
 from ..ops.resize import resize_edge_pads
 
 CHANNEL_KINDS = ("depthwise", "elementwise", "pool", "resize", "global_pool")

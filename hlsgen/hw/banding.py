@@ -36,10 +36,10 @@ from dataclasses import replace
 from ..errors import MappingError
 from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
-from .mapping import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .overlay_memory import MemorySplit, memory_split
 from .placement import FeatureMap, Memory, batched_maps, choose_banks, map_shape, place_maps, read_lanes
 from .queues import queue_cycles
+from .rows import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
 

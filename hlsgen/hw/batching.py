@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from ..errors import MappingError
-from .mapping import ARRAY, DMA, NONE, LayerMap, tensor_bytes
+from .rows import ARRAY, DMA, NONE, LayerMap, tensor_bytes
 from .tiling import search_tiles
 
 

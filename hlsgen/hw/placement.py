@@ -337,7 +337,7 @@ def batched_maps(layers) -> dict[str, tuple[int, bool]]:
 
 
 def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) -> Memory:
-    """Place the maps the program's rows (`layers`, hlsgen.hw.mapping.LayerMap) read and write: a map a
+    """Place the maps the program's rows (`layers`, hlsgen.hw.rows.LayerMap) read and write: a map a
     `store` row writes lives in external memory, a map a `load` row (or a row whose output a `store` row
     moves) writes is a band buffer. `limits`: the planes' words per bank, when they are split (allocate)."""
     maps: dict[str, FeatureMap] = {}

@@ -8,8 +8,9 @@ from pathlib import Path
 from ..errors import PathError
 from ..ir import Graph, InputFold
 from .batching import Batching
-from .mapping import PROGRAM_SCHEMA, Band, BufferUse, LayerMap, Mapping, Move, Transfer, VectorTiles
+from .mapping import PROGRAM_SCHEMA, Mapping
 from .placement import MapPlacement, Memory
+from .rows import Band, BufferUse, LayerMap, Move, Transfer, VectorTiles
 from .stream_overlap import StreamOverlap
 from .target import Target
 from .tiling import ArrayTiles, ArrayWork

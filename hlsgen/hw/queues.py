@@ -15,8 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from . import cycles as cyc
-from .mapping import DMA, NONE, LayerMap
 from .placement import Memory
+from .rows import DMA, NONE, LayerMap
 
 DMA_QUEUE, COMPUTE_QUEUE = "dma", "compute"
 

@@ -22,8 +22,8 @@ import math
 from dataclasses import dataclass, replace
 
 from .cycles import spatial_tiles
-from .mapping import ARRAY, LayerMap
 from .placement import Memory
+from .rows import ARRAY, LayerMap
 from .target import Target
 from .tiling import accumulator_depth
 

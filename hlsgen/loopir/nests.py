@@ -13,7 +13,8 @@ import math
 from dataclasses import replace
 
 from ..errors import MappingError
-from ..hw.mapping import ARRAY, LayerMap, Mapping
+from ..hw.mapping import Mapping
+from ..hw.rows import ARRAY, LayerMap
 from ..hw.target import Target
 from .ir import Access, Buffer, Call, E, Expr, Loop, LoopNest, Stmt
 from .legality import check

@@ -28,13 +28,13 @@ import numpy as np
 
 from ..errors import MappingError
 from ..hw.groups import chunk_weights
-from ..hw.mapping import ARRAY as ARRAY_UNIT
-from ..hw.mapping import SWAP_ROWS_COLUMNS
-from ..hw.mapping import DMA as DMA_UNIT
-from ..hw.mapping import LayerMap, Mapping, written_offset
+from ..hw.mapping import SWAP_ROWS_COLUMNS, Mapping
 from ..hw.placement import MapPlacement as FeatureMap
 from ..hw.placement import TWO_MAP_OPS, map_shape
 from ..hw.queues import COMPUTE_QUEUE, queue
+from ..hw.rows import ARRAY as ARRAY_UNIT
+from ..hw.rows import DMA as DMA_UNIT
+from ..hw.rows import LayerMap, written_offset
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node

@@ -343,7 +343,7 @@ def _fill(path: Path) -> None:
 def test_a_signal_inside_a_c_extension_s_import_is_still_the_signal():
     """SIGTERM while onnxruntime's module initializes surfaces as "ImportError: initialization failed" raised
     from the handler's Terminated: the guard finds the signal behind it (one line, 143), not a traceback."""
-    from hlsgen.__main__ import _stop_behind
+    from hlsgen.guard import _stop_behind
     from hlsgen.errors import Terminated
     try:
         try:

@@ -7,6 +7,7 @@ import onnx
 import pytest
 import yaml
 
+from hlsgen.cli import main
 from hlsgen.errors import ModelFileError, PathError, UnsupportedOpsError
 from hlsgen.frontend import import_model
 from hlsgen.frontend.onnx_import import load_onnx_proto
@@ -24,11 +25,11 @@ TINY = tiny_cnn()
 def good(tmp_path_factory) -> str:
     """The prepared build folder the cases read (the build_file mutator copies its files)."""
     from hlsgen.fuzz.inputs import _prepare_good_build
-    return str(_prepare_good_build(tmp_path_factory.mktemp("fuzz")))
+    return str(_prepare_good_build(tmp_path_factory.mktemp("fuzz"), main))
 
 
 def test_fixed_seed_run_of_520_mutants(tmp_path):
-    summary = fuzz_inputs(seed=2026, count=520, workdir=tmp_path)
+    summary = fuzz_inputs(seed=2026, count=520, workdir=tmp_path, cli=main)
     report = summary.format()
     assert len(summary.results) == 520
     assert summary.failures == [], report
@@ -46,8 +47,8 @@ def test_fixed_seed_run_of_520_mutants(tmp_path):
 
 
 def test_results_do_not_depend_on_the_number_of_workers(tmp_path):
-    one = fuzz_inputs(seed=7, count=40, workdir=tmp_path / "one", jobs=1)
-    two = fuzz_inputs(seed=7, count=40, workdir=tmp_path / "two", jobs=2)
+    one = fuzz_inputs(seed=7, count=40, workdir=tmp_path / "one", cli=main, jobs=1)
+    two = fuzz_inputs(seed=7, count=40, workdir=tmp_path / "two", cli=main, jobs=2)
     assert [(r.index, r.mutator, r.command, r.code, r.outcome) for r in one.results] == \
         [(r.index, r.mutator, r.command, r.code, r.outcome) for r in two.results]
 

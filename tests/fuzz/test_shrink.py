@@ -12,13 +12,14 @@ from onnx import numpy_helper
 
 import hlsgen
 from hlsgen.fuzz.generator import random_spec
+from hlsgen.fuzz.onnx_model import spec_to_onnx
 from hlsgen.fuzz.runner import Result
 from hlsgen.fuzz.shrink import candidates_of, save_reproducer, shrink
 from hlsgen.fuzz.spec import ModelSpec
 
 
 def _has_depthwise(spec: ModelSpec) -> bool:
-    model = spec.to_onnx()
+    model = spec_to_onnx(spec)
     inferred = onnx.shape_inference.infer_shapes(model)
     channels = {v.name: v.type.tensor_type.shape.dim[1].dim_value
                 for v in list(inferred.graph.value_info) + list(inferred.graph.input)}
@@ -65,7 +66,7 @@ def test_candidates_are_valid_models():
     for seed in range(40):
         for candidate in candidates_of(random_spec(seed)):
             if candidate.shapes() is not None:
-                onnx.checker.check_model(candidate.float_twin().to_onnx(), full_check=True)
+                onnx.checker.check_model(spec_to_onnx(candidate.float_twin()), full_check=True)
 
 
 def test_reproducer_replays(tmp_path):

@@ -9,10 +9,10 @@ import pytest
 from hlsgen.errors import MappingError, UsageError
 from hlsgen.hw import load_target, map_model
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
-from hlsgen.hw.mapping import tensor_bytes
 from hlsgen.hw.program_io import read_program, write_program
 from hlsgen.hw.queues import schedule
 from hlsgen.hw.report import report_json
+from hlsgen.hw.rows import tensor_bytes
 from hlsgen.hw.target import Buffer
 from tests.cli.test_build import CALIB, MODEL
 from tests.cli.test_errors import assert_one_line_error, run_cli

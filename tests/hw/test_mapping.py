@@ -13,10 +13,10 @@ from hlsgen.frontend import import_model
 from hlsgen.hw import map_model
 from hlsgen.ir import InputFold
 from hlsgen.hw.cycles import inference_cycles, weight_stationary_cycles
-from hlsgen.hw.mapping import tensor_bytes
 from hlsgen.hw.program_io import read_program, write_program
 from hlsgen.hw.report import report_json
 from hlsgen.hw.dram import pack_map
+from hlsgen.hw.rows import tensor_bytes
 from hlsgen.hw.target import Buffer
 from hlsgen.hw.tiling import ArrayWork, search_tiles
 from hlsgen.loopir import checked_nests

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedModelError
-from ...hw.mapping import LayerMap
+from ...hw.rows import LayerMap
 from ...ir import Node
 from ...loopir import LoopNest
 from ..cnames import ap_type, signed_type_for, storage_type

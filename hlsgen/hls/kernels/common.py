@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ...errors import MappingError, UnsupportedModelError
-from ...hw.mapping import LayerMap
+from ...hw.rows import LayerMap
 from ...ir import Graph, Node
 from ...loopir import LoopNest
 from ...quant.arith import signed_bits_for

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...errors import UnsupportedModelError
-from ...hw.mapping import LayerMap
+from ...hw.rows import LayerMap
 from ...ir import Node
 from ...loopir import LoopNest
 from ...quant.arith import signed_bits_for

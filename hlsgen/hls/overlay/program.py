@@ -18,8 +18,8 @@ import numpy as np
 
 from ...errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ...hw.groups import chunk_weights
-from ...hw.mapping import written_offset
 from ...hw.placement import map_shape
+from ...hw.rows import written_offset
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
 from ...ops.resize import first_row_repeat, interpolation_fields, resize_edge_pads
