@@ -522,13 +522,13 @@ def _run_rows(graph, planner: _Planner, members: tuple[int, ...], height: int, t
     rows = [(planner.layers[i], row_geometry(graph, planner.layers[i]),
              BufferUse("activation", sum(planner.resident(i)), target.buffers.input.bytes),
              tuple(t for t in planner.alive(i) if t not in planner.external)) for i in members]
+    head_on_chip = planner.operands[members[0]][0][0] not in planner.external
     steps = []
     for k, spans in enumerate(bands):
         step, fed = [], None
         for m, ((layer, g, used, live), (y0, y1, a, b)) in enumerate(zip(rows, spans)):
             _, _, pad_top, computed = g.band(y0, y1)
-            if m == 0 and planner.operands[members[0]][0][0] not in planner.external:
-                # the head reads its input on chip, whole: its band's window starts a rows down the map
+            if m == 0 and head_on_chip:  # the head reads its input whole: its band's window starts a rows down
                 a, b, pad_top = 0, map_shape(layer.input_shape)[1], pad_top - a
             band = Band(k, len(bands), (y0, y1), (a, b), pad_top, computed)
             made = _band(graph, planner, layer, g, band, used, live, target, fed=fed, keep=m < len(members) - 1)

@@ -759,7 +759,7 @@ def _written(layer: Layer, out: FeatureMap) -> FeatureMap:
     """The rows of `out` a vector row writes: a band writing its rows into the whole map on chip
     (Band.written_row) writes its band's rows, not the map's; any other row, the map (or band buffer) it writes."""
     band = layer.row.band
-    if band is None or out.holds or band.count == 1:
+    if band is None or out.holds:
         return out
     return replace(out, height=band.out_rows[1] - band.out_rows[0])
 
