@@ -202,20 +202,21 @@ class _Planner:
     def _shape(self, i: int, space: int) -> tuple[int, int, bool] | None:
         """(band height, channel blocks per band, double-buffered) whose buffers fit `space` bytes, moving
         the fewest bytes through the port (fewest copies at equal bytes), or None: double-buffered when the
-        plan is and such bands fit, else single."""
-        for double in dict.fromkeys((self.double, False)):
-            shape = self._shape_of(i, space, double)
+        plan is and such bands fit, else single. With whole_channels, an array row takes bands over all its
+        channels wherever they fit, even single-buffered, before slices: a run may then take the row."""
+        whole = self.whole_channels and self.layers[i].unit == ARRAY
+        for only_whole, double in dict.fromkeys([(True, self.double), (True, False)] * whole
+                                                + [(False, self.double), (False, False)]):
+            shape = self._shape_of(i, space, double, only_whole)
             if shape is not None:
                 return (*shape, double)
         return None
 
-    def _shape_of(self, i: int, space: int, double: bool) -> tuple[int, int] | None:
+    def _shape_of(self, i: int, space: int, double: bool, only_whole: bool = False) -> tuple[int, int] | None:
         layer = self.layers[i]
         g, blocks = row_geometry(self.graph, layer), channel_blocks(self.graph, layer, self.lanes)
         best = None
-        for per_band in range(blocks, 0, -1):
-            if best is not None and best[1][1] == blocks and self.whole_channels and layer.unit == ARRAY:
-                break  # bands over all channels fit: a run may take the row
+        for per_band in range(blocks, blocks - 1 if only_whole else 0, -1):
             height = self._height(i, g, per_band, blocks, space, double)
             if height is None:
                 continue
