@@ -6,7 +6,7 @@
 // The first tile's weights load first (R cycles). Dot products leave the array into the accumulator;
 // the last row tile's sums go through the requantizer to the writer, with their pixel and channel
 // block. Every stage is a fixed pipeline. With EXT_WEIGHTS the weights come from hg_weight_dma's two tile
-// slots instead of the ROM: a load waits until its slot is full, and a tile lasts until the next tile's
+// slots instead of the ROM: a load waits until the oldest slot is full, and a tile lasts until the next tile's
 // load is R - 1 cycles in (on chip that is always within max(P_t, R), so on-chip cycles do not change).
 // With WRAM_DEPTH too (the target's top) a weight RAM sits beside the slots: a program whose weights fit it
 // has them written there at its load (wr_*) and runs with `w_onchip` high, as from the ROM.
@@ -110,10 +110,9 @@ module hg_array_engine #(
     input  wire                   dw_wr_en,
     input  wire [ADDR_W-1:0]      dw_wr_addr,
     input  wire [C*D_W-1:0]       dw_wr_data,
-    // EXT_WEIGHTS: the tile slots of hg_weight_dma
-    input  wire [1:0]             wx_full,
+    // EXT_WEIGHTS: the tile slots of hg_weight_dma (the engine reads the oldest, which may hold the next tile)
+    input  wire                   wx_ready,
     output wire                   wx_release,
-    output wire                   wx_slot,
     output wire [WSA_W-1:0]       wx_addr,
     input  wire [C*W_W-1:0]       wx_data,
     // WRAM_DEPTH: the program's weights are in the weight RAM, which wr_* fill at its load
@@ -165,7 +164,7 @@ module hg_array_engine #(
     // may switch R - 1 cycles after it started
     reg              loaded;
     reg [ROW_W-1:0]  ld_wait;
-    wire next_ready = EXT_WEIGHTS == 0 || (WRAM_DEPTH != 0 && w_onchip) || wx_full[running && !bank];
+    wire next_ready = EXT_WEIGHTS == 0 || (WRAM_DEPTH != 0 && w_onchip) || wx_ready;
     wire switch_ok = loaded && ld_wait == {ROW_W{1'b0}};
     reg  [31:0]      need;   // input elements the next spatial tile reads
     wire input_ok = in_avail >= need;
@@ -273,8 +272,7 @@ module hg_array_engine #(
         end
     end
 
-    assign wx_release = wl_active && wl_row == ROW_LAST;
-    assign wx_slot = wl_bank;
+    assign wx_release = wl_active && wl_row == ROW_LAST && !(WRAM_DEPTH != 0 && w_onchip);
     assign wx_addr = w_addr;
     generate
         if (EXT_WEIGHTS != 0 && WRAM_DEPTH != 0) begin : g_both
@@ -291,7 +289,7 @@ module hg_array_engine #(
             hg_weight_rom #(.C(C), .W_W(W_W), .WB_W(WB_W), .S(WS), .DEPTH(WROM_DEPTH), .INIT(WROM_INIT)) weights (
                 .clk(clk), .addr(w_addr), .bits(cfg_w_bits), .data(w_data),
                 .we(1'b0), .waddr({WROM_AW{1'b0}}), .wdata({C*WS{1'b0}}));
-            wire unused_wx = ^{wx_full, wx_data, w_onchip, wr_en, wr_addr, wr_data};
+            wire unused_wx = ^{wx_ready, wx_data, w_onchip, wr_en, wr_addr, wr_data};
         end
     endgenerate
 

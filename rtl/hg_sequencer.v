@@ -41,7 +41,8 @@ module hg_sequencer #(
     output wire           start,         // one cycle, at the start of every layer
     output reg  [MV_W-1:0] move,          // the running (or next) move: also how many have finished
     output wire [MV_W-1:0] move_ahead,    // `move` in the next cycle
-    output wire           move_start     // one cycle, at the start of every move
+    output wire           move_start,    // one cycle, at the start of every move
+    output wire           has_next       // a row follows `layer` in this image's rows (the weights walk to it)
 );
     localparam [1:0] P_IN = 2'd0, P_RUN = 2'd1, P_OUT = 2'd2, P_NEXT = 2'd3;
 
@@ -54,6 +55,8 @@ module hg_sequencer #(
     wire [L_W-1:0] rows_end = last ? layers : head;  // where this image's rows end
     assign layer_ahead = rst || restart ? {L_W{1'b0}} : phase == P_RUN ? layer_next : layer;
     assign move_ahead = rst || restart ? {MV_W{1'b0}} : phase == P_RUN ? move_next : move;
+    wire [L_W:0] after = {1'b0, layer} + 1'b1;
+    assign has_next = phase == P_RUN && after < {1'b0, rows_end};
     assign start = phase == P_RUN && !layer_busy && layer != rows_end && move >= layer_wait
                    && (!in_busy || layer == {L_W{1'b0}});
     assign move_start = phase == P_RUN && !move_busy && move != moves && layer >= move_wait && !in_busy;

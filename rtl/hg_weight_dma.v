@@ -7,11 +7,18 @@
 // costs the same bytes per tile, and the rows come out of the slots as from the ROM.
 //
 // Requests run AHEAD tiles ahead of the data (the bursts of the next tile follow those of the last at once,
-// as long as fewer than AHEAD tiles wait for their data), so the memory's read latency is paid once per
-// layer, as in the cycle model; the data of a tile past the two slots waits in the memory: a beat is taken
-// only when its slot is free (RREADY low otherwise), and a slot is full only when its last beat has arrived,
-// so any latency or backpressure delays the engine and never changes a weight. Bursts never cross a 4 KiB
-// boundary nor exceed 256 beats.
+// as long as fewer than AHEAD tiles wait for their data); the data of a tile past the two slots waits in the
+// memory: a beat is taken only when its slot is free (RREADY low otherwise), and a slot is full only when its
+// last beat has arrived, so any latency or backpressure delays the engine and never changes a weight. Bursts
+// never cross a 4 KiB boundary nor exceed 256 beats.
+//
+// The tiles of the image's rows flow as one stream (docs/rtl.md): once the requests, then the data, of the
+// current row's tiles are done, the walks go on to the next row's (`nx_*`, the layer table's row after the
+// current one), while the current row still runs or waits; so the next array row finds its first tile in a
+// slot, its read latency paid behind the rows before it (the cycle model's weight_hidden). The slots go
+// round the stream: the engine reads and releases the oldest (`ready`: it is full). A walk takes its row's
+// configuration when it starts the row and keeps it. Outside the image's rows (`running` low) the walks
+// start over: the first row of an image fetches its tiles when it starts.
 `default_nettype none
 module hg_weight_dma #(
     parameter integer R = 4,
@@ -37,12 +44,21 @@ module hg_weight_dma #(
 ) (
     input  wire                clk,
     input  wire                rst,
-    input  wire                start,        // an array layer starts (its configuration is stable)
+    input  wire                running,      // the image's rows run
+    input  wire                start,        // a row of the layer table starts (cfg_* is its configuration)
+    input  wire                advance,      // the row ends: the table's cursor moves to the next row
+    input  wire                cfg_ext,      // the current row streams its weights (an array row)
     input  wire [WSA_W-1:0]    cfg_w_base,
     input  wire [WB_W-1:0]     cfg_w_bits,
     input  wire [CNT_W-1:0]    cfg_tr,
     input  wire [CNT_W-1:0]    cfg_tc,
     input  wire [CNT_W-1:0]    cfg_ts,
+    input  wire                nx_ext,       // the next row is one of the image's and streams its weights
+    input  wire [WSA_W-1:0]    nx_w_base,
+    input  wire [WB_W-1:0]     nx_w_bits,
+    input  wire [CNT_W-1:0]    nx_tr,
+    input  wire [CNT_W-1:0]    nx_tc,
+    input  wire [CNT_W-1:0]    nx_ts,
     input  wire [AXI_AW-1:0]   base,
     // AXI4 read address and data channels (one ID: the data comes back in order)
     output wire                m_axi_arid,
@@ -58,10 +74,9 @@ module hg_weight_dma #(
     input  wire                m_axi_rlast,
     input  wire                m_axi_rvalid,
     output wire                m_axi_rready,
-    // the engine: slot i holds tile i mod 2 of the layer
-    output reg  [1:0]          full,
-    input  wire                release_slot,   // the engine has read the oldest full slot
-    input  wire                rd_slot,
+    // the engine: it reads the oldest slot, once full, and releases it
+    output wire                ready,          // the oldest slot holds its tile
+    input  wire                release_slot,   // the engine has read the oldest slot
     input  wire [WSA_W-1:0]    rd_addr,        // a row's first slice, in the whole image
     output wire [C*W_W-1:0]    rd_data         // two cycles later, sign-extended (hg_weight_row)
 );
@@ -73,12 +88,33 @@ module hg_weight_dma #(
     localparam [31:0] MAX32 = 256 / BEATS;
     localparam [12:0] MAX_WORDS = MAX32[12:0];
 
-    // ---- a tile's words ----------------------------------------------------------------------------------
-    wire [WSA_W+31:0] tile_span = R32 * {{(32-WB_W){1'b0}}, cfg_w_bits} - 1;   // slices after the first
-    wire [WSA_W-1:0] a_slice, b_slice;
+    // ---- the walks over the rows' tiles: a (requests) and b (data) -----------------------------------------
+    // served: the walk has taken the current row (fetching its tiles, or none); next: it walks the next row's
+    reg a_served, a_next, b_served, b_next;
     wire a_more, b_more;
-    wire [WSA_W-1:0] a_end = a_slice + tile_span[WSA_W-1:0];
-    wire [WSA_W-1:0] b_end = b_slice + tile_span[WSA_W-1:0];
+    wire a_ahead = running && a_served && !a_next && !a_more && nx_ext && !start && !advance;
+    wire b_ahead = running && b_served && !b_next && !b_more && nx_ext && !start && !advance;
+    wire a_init = (start && !a_served && cfg_ext) || a_ahead;
+    wire b_init = (start && !b_served && cfg_ext) || b_ahead;
+    always @(posedge clk) begin
+        if (rst || !running) begin
+            {a_served, a_next, b_served, b_next} <= {1'b0, 1'b0, 1'b0, 1'b0};
+        end else if (advance) begin
+            {a_served, a_next, b_served, b_next} <= {a_next, 1'b0, b_next, 1'b0};
+        end else begin
+            if (start) {a_served, b_served} <= 2'b11;
+            if (a_ahead) a_next <= 1'b1;
+            if (b_ahead) b_next <= 1'b1;
+        end
+    end
+
+    // ---- a tile's words ----------------------------------------------------------------------------------
+    wire [WSA_W-1:0] a_slice, b_slice;
+    wire [WB_W-1:0] a_bits, b_bits;
+    wire [WSA_W+31:0] a_span = R32 * {{(32-WB_W){1'b0}}, a_bits} - 1;   // slices after the first
+    wire [WSA_W+31:0] b_span = R32 * {{(32-WB_W){1'b0}}, b_bits} - 1;
+    wire [WSA_W-1:0] a_end = a_slice + a_span[WSA_W-1:0];
+    wire [WSA_W-1:0] b_end = b_slice + b_span[WSA_W-1:0];
     wire [WD_W-1:0] a_first = a_slice[WSA_W-1:SL_W], b_first = b_slice[WSA_W-1:SL_W];
     wire [WD_W-1:0] a_words = a_end[WSA_W-1:SL_W] - a_first + 1'b1;
     wire [WD_W-1:0] b_last = b_end[WSA_W-1:SL_W] - b_first;
@@ -106,7 +142,9 @@ module hg_weight_dma #(
 
     // ---- data: beats into words into the slots ------------------------------------------------------------
     reg [WORD-1:0]   mem [0:2*TILE_WORDS-1];
+    reg [1:0]        full;
     reg              rx_slot, rel_slot;
+    assign ready = full[rel_slot ^ release_slot];   // the slot after the oldest while that one is released
     reg [WD_W-1:0]   rx_word;
     reg [K_W-1:0]    rx_beat;
     reg [WD_W-1:0]   slot_base [0:1];
@@ -126,14 +164,18 @@ module hg_weight_dma #(
     endgenerate
 
     hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) request_tiles (
-        .clk(clk), .rst(rst), .init(start), .step(a_take), .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits),
-        .cfg_tr(cfg_tr), .cfg_tc(cfg_tc), .cfg_ts(cfg_ts), .slice(a_slice), .more(a_more));
+        .clk(clk), .rst(rst), .init(a_init), .step(a_take),
+        .cfg_w_base(a_ahead ? nx_w_base : cfg_w_base), .cfg_w_bits(a_ahead ? nx_w_bits : cfg_w_bits),
+        .cfg_tr(a_ahead ? nx_tr : cfg_tr), .cfg_tc(a_ahead ? nx_tc : cfg_tc), .cfg_ts(a_ahead ? nx_ts : cfg_ts),
+        .slice(a_slice), .bits(a_bits), .more(a_more));
     hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) data_tiles (
-        .clk(clk), .rst(rst), .init(start), .step(rx_tile_done), .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits),
-        .cfg_tr(cfg_tr), .cfg_tc(cfg_tc), .cfg_ts(cfg_ts), .slice(b_slice), .more(b_more));
+        .clk(clk), .rst(rst), .init(b_init), .step(rx_tile_done),
+        .cfg_w_base(b_ahead ? nx_w_base : cfg_w_base), .cfg_w_bits(b_ahead ? nx_w_bits : cfg_w_bits),
+        .cfg_tr(b_ahead ? nx_tr : cfg_tr), .cfg_tc(b_ahead ? nx_tc : cfg_tc), .cfg_ts(b_ahead ? nx_ts : cfg_ts),
+        .slice(b_slice), .bits(b_bits), .more(b_more));
 
     always @(posedge clk) begin
-        if (rst || start) begin
+        if (rst) begin
             ar_busy <= 1'b0;
             ahead <= {AH_W{1'b0}};
             full <= 2'b00;
@@ -170,7 +212,7 @@ module hg_weight_dma #(
     end
 
     // ---- rows for the engine: the word pair a row may straddle, relative to its slot's first word ----------
-    wire [WD_W-1:0] rd_word = rd_addr[WSA_W-1:SL_W] - slot_base[rd_slot];
+    wire [WD_W-1:0] rd_word = rd_addr[WSA_W-1:SL_W] - slot_base[rel_slot];
     wire [TW_W-1:0] rd_low = rd_word[TW_W-1:0];
     wire [TW_W-1:0] rd_high = rd_low + 1'b1;   // wraps within the slot when the row ends in its last word
     // registered once more after the memory, as in hg_weight_rom: two cycles of latency
@@ -178,8 +220,8 @@ module hg_weight_dma #(
     reg  [SL_W-1:0]   first, first_2;
     reg  [WB_W-1:0]   bits_1, bits_2;
     always @(posedge clk) begin
-        low <= mem[{rd_slot, rd_low}];
-        high <= mem[{rd_slot, rd_high}];
+        low <= mem[{rel_slot, rd_low}];
+        high <= mem[{rel_slot, rd_high}];
         first <= rd_addr[SL_W-1:0];
         bits_1 <= cfg_w_bits;
         {low_2, high_2, first_2, bits_2} <= {low, high, first, bits_1};
@@ -189,7 +231,7 @@ module hg_weight_dma #(
         .low(low_2), .high(high_2), .first(first_2), .bits(bits_2), .data(rd_data));
 
     // one ID and whole bursts: the data's ID, response and last flag say nothing the beat count does not
-    wire unused = ^{m_axi_rid, m_axi_rresp, m_axi_rlast, tile_span[WSA_W+31:WSA_W], burst_1[WD_W+12:8],
+    wire unused = ^{m_axi_rid, m_axi_rresp, m_axi_rlast, a_span[WSA_W+31:WSA_W], b_span[WSA_W+31:WSA_W], burst_1[WD_W+12:8],
                     rd_word[WD_W-1:TW_W], rx_word[WD_W-1:TW_W], a_end[SL_W-1:0], b_end[SL_W-1:0]};
 endmodule
 `default_nettype wire

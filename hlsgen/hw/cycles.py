@@ -25,17 +25,22 @@ def spatial_tiles(pixels: int, count: int) -> list[int]:
 
 
 def weight_stationary_cycles(rows: int, cols: int, groups: int, row_tiles: int, col_tiles: int,
-                             tile_pixels: list[int], load: int | None = None, latency: int = 0) -> int:
+                             tile_pixels: list[int], load: int | None = None, latency: int = 0,
+                             hidden: int = 0) -> int:
     """Per group (a grouped conv's chunk; the groups run one after another, each a pass of its own): `load`
     (R: the weight memory gives a PE row per cycle) + `latency` for the first weight tile, then
     Σ over (spatial, column, row) tiles of max(P_t, load), except the last tile, which streams its
     P_t pixels only (no next weights to wait for) + (R + C - 1) drain + REQUANT_LATENCY + RESULT_LATENCY
     + LAYER_OVERHEAD. Weights in external memory: `load` = the cycles one tile's bytes take at the port's
-    sustained rate (at least R), `latency` its read latency (later tiles are prefetched behind compute)."""
+    sustained rate (at least R), `latency` its read latency (later tiles are prefetched behind compute);
+    the first tile's load + latency wait less the `hidden` cycles the row before gave its prefetch, down to
+    R (hg_weight_dma walks the next row's tiles while the current one runs)."""
     load = rows if load is None else max(load, rows)
     stream = col_tiles * row_tiles * sum(max(p, load) for p in tile_pixels)
     stream -= max(tile_pixels[-1], load) - tile_pixels[-1]
-    return groups * (load + latency + stream + (rows + cols - 1) + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD)
+    saved = max(0, min(hidden, load + latency - rows))
+    return groups * (load + latency + stream + (rows + cols - 1) + REQUANT_LATENCY + RESULT_LATENCY
+                     + LAYER_OVERHEAD) - saved
 
 
 def output_stationary_cycles(rows: int, cols: int, groups: int, reduction: int, pixels: int, col_tiles: int) -> int:

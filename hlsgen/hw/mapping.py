@@ -247,7 +247,8 @@ def _map_model(graph: Graph, target: Target, fuse_pools: bool, program: str, pac
         """The rows with their weights streamed from external memory, when the weight memory overflows."""
         if overflow is None or target.external_memory is None:
             return rows
-        return [_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in rows]
+        return _prefetched([_external_weights(layer, target) if layer.unit == ARRAY else layer for layer in rows],
+                           target)
 
     # maps that do not fit move to DRAM; the target's own top (external program) has its own split of the memory
     layers, memory = fit_activation_memory(graph, layers, target, weights, memory_split(target) if external else None)
@@ -293,6 +294,22 @@ def _external_weights(layer: LayerMap, target: Target) -> LayerMap:
     buffers = tuple(BufferUse("weight", 2 * tile_bytes, b.capacity) if b.name == "weight" else b for b in layer.buffers)
     return replace(layer, tiles=tiles, cycles=tiles.cycles(R, C), buffers=buffers,
                    transfers=(Transfer("weights", "read", loads * tile_bytes),))
+
+
+def _prefetched(rows: list[LayerMap], target: Target) -> list[LayerMap]:
+    """The weight DMA walks the next row's tiles while the current row of the layer table runs (rtl/
+    hg_weight_dma.v): an array row whose weights stream waits for its first tile only as long as the row
+    before it in the table (its `cycles`) did not cover (ArrayTiles.weight_hidden); a program's first row
+    waits in full."""
+    done, before = [], None
+    for layer in rows:
+        if layer.unit == ARRAY and layer.tiles.weight_load is not None and before is not None:
+            tiles = replace(layer.tiles, weight_hidden=before.cycles)
+            layer = replace(layer, tiles=tiles, cycles=tiles.cycles(target.array.rows, target.array.cols))
+        if layer.unit != DMA and layer.kind != "reshape":  # the layer table's rows (hlsgen.rtl.program)
+            before = layer
+        done.append(layer)
+    return done
 
 
 def fusable_pool(graph: Graph, node: Node, producer: Node | None) -> str | None:

@@ -52,7 +52,7 @@ def _row(row: dict, graph: Graph, target: Target) -> LayerMap:
         work = ArrayWork(t["groups"], t["reduction"], t["out_channels"], t["pixels"], t["depthwise"], t["channels"],
                          t["reduction_channels"], t.get("packed_groups", 1))
         tiles = ArrayTiles(work, target.array.dataflow, t["row_tile"], t["col_tile"], t["spatial_tile"],
-                           t["weight_load"], t["weight_latency"])
+                           t["weight_load"], t["weight_latency"], t["weight_hidden"])
     elif t:
         tiles = VectorTiles(t["lanes"], t["channels"], t["passes"], t["positions"])
     else:

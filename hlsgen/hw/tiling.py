@@ -56,6 +56,7 @@ class ArrayTiles:
     spatial_tile: int  # pixels per spatial tile (output-stationary: R, one pixel per PE row)
     weight_load: int | None = None  # cycles one weight tile takes from external memory (None: on chip, R)
     weight_latency: int = 0  # the external memory's read latency, paid by the first tile
+    weight_hidden: int = 0  # cycles of the row before, behind which the first tile's fetch runs
 
     @property
     def row_tiles(self) -> int:
@@ -77,7 +78,7 @@ class ArrayTiles:
         if self.dataflow == "output_stationary":
             return output_stationary_cycles(rows, cols, w.groups, w.reduction, w.pixels, self.col_tiles)
         return weight_stationary_cycles(rows, cols, w.groups, self.row_tiles, self.col_tiles, self.tile_pixels(),
-                                        self.weight_load, self.weight_latency)
+                                        self.weight_load, self.weight_latency, self.weight_hidden)
 
     def load_hidden(self, rows: int) -> bool:
         """Double buffering hides the reloads: weight-stationary shadow weights load (R cycles) while a
@@ -96,6 +97,7 @@ class ArrayTiles:
             "row_tile": self.row_tile, "col_tile": self.col_tile, "spatial_tile": self.spatial_tile,
             "row_tiles": self.row_tiles, "col_tiles": self.col_tiles, "spatial_tiles": self.spatial_tiles,
             "weight_load": self.weight_load, "weight_latency": self.weight_latency,
+            "weight_hidden": self.weight_hidden,
             "double_buffered": "weights" if self.dataflow == "weight_stationary" else "results",
             "load_hidden": self.load_hidden(rows),
         }
