@@ -29,7 +29,8 @@ from .stream_overlap import StreamOverlap, overlap_first_row
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
 
-PROGRAM_SCHEMA = 4  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`; 4: `stream_overlap`
+PROGRAM_SCHEMA = 5  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`; 4: `stream_overlap`;
+# 5: array tiles' `weight_hidden`
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QMul", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad", "Interleave")
