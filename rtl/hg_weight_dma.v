@@ -16,9 +16,9 @@
 // current row's tiles are done, the walks go on to the next row's (`nx_*`, the layer table's row after the
 // current one), while the current row still runs or waits; so the next array row finds its first tile in a
 // slot, its read latency paid behind the rows before it (the cycle model's weight_hidden). The slots go
-// round the stream: the engine reads and releases the oldest (`ready`: it is full). A walk takes its row's
-// configuration when it starts the row and keeps it. Outside the image's rows (`running` low) the walks
-// start over: the first row of an image fetches its tiles when it starts.
+// round the stream: the engine reads and releases the oldest (`ready`: it is full). The walks are
+// hg_weight_tiles; outside the image's rows (`running` low) they start over: the first row of an image
+// fetches its tiles when it starts.
 `default_nettype none
 module hg_weight_dma #(
     parameter integer R = 4,
@@ -88,29 +88,10 @@ module hg_weight_dma #(
     localparam [31:0] MAX32 = 256 / BEATS;
     localparam [12:0] MAX_WORDS = MAX32[12:0];
 
-    // ---- the walks over the rows' tiles: a (requests) and b (data) -----------------------------------------
-    // served: the walk has taken the current row (fetching its tiles, or none); next: it walks the next row's
-    reg a_served, a_next, b_served, b_next;
-    wire a_more, b_more;
-    wire a_ahead = running && a_served && !a_next && !a_more && nx_ext && !start && !advance;
-    wire b_ahead = running && b_served && !b_next && !b_more && nx_ext && !start && !advance;
-    wire a_init = (start && !a_served && cfg_ext) || a_ahead;
-    wire b_init = (start && !b_served && cfg_ext) || b_ahead;
-    always @(posedge clk) begin
-        if (rst || !running) begin
-            {a_served, a_next, b_served, b_next} <= {1'b0, 1'b0, 1'b0, 1'b0};
-        end else if (advance) begin
-            {a_served, a_next, b_served, b_next} <= {a_next, 1'b0, b_next, 1'b0};
-        end else begin
-            if (start) {a_served, b_served} <= 2'b11;
-            if (a_ahead) a_next <= 1'b1;
-            if (b_ahead) b_next <= 1'b1;
-        end
-    end
-
     // ---- a tile's words ----------------------------------------------------------------------------------
-    wire [WSA_W-1:0] a_slice, b_slice;
+    wire [WSA_W-1:0] a_slice, b_slice;   // the walks over the rows' tiles: a requests them, b takes their data
     wire [WB_W-1:0] a_bits, b_bits;
+    wire a_more, b_more;
     wire [WSA_W+31:0] a_span = R32 * {{(32-WB_W){1'b0}}, a_bits} - 1;   // slices after the first
     wire [WSA_W+31:0] b_span = R32 * {{(32-WB_W){1'b0}}, b_bits} - 1;
     wire [WSA_W-1:0] a_end = a_slice + a_span[WSA_W-1:0];
@@ -164,15 +145,15 @@ module hg_weight_dma #(
     endgenerate
 
     hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) request_tiles (
-        .clk(clk), .rst(rst), .init(a_init), .step(a_take),
-        .cfg_w_base(a_ahead ? nx_w_base : cfg_w_base), .cfg_w_bits(a_ahead ? nx_w_bits : cfg_w_bits),
-        .cfg_tr(a_ahead ? nx_tr : cfg_tr), .cfg_tc(a_ahead ? nx_tc : cfg_tc), .cfg_ts(a_ahead ? nx_ts : cfg_ts),
-        .slice(a_slice), .bits(a_bits), .more(a_more));
+        .clk(clk), .rst(rst), .running(running), .start(start), .advance(advance), .cfg_ext(cfg_ext),
+        .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits), .cfg_tr(cfg_tr), .cfg_tc(cfg_tc), .cfg_ts(cfg_ts),
+        .nx_ext(nx_ext), .nx_w_base(nx_w_base), .nx_w_bits(nx_w_bits), .nx_tr(nx_tr), .nx_tc(nx_tc), .nx_ts(nx_ts),
+        .step(a_take), .slice(a_slice), .bits(a_bits), .more(a_more));
     hg_weight_tiles #(.R(R), .WB_W(WB_W), .WSA_W(WSA_W), .CNT_W(CNT_W)) data_tiles (
-        .clk(clk), .rst(rst), .init(b_init), .step(rx_tile_done),
-        .cfg_w_base(b_ahead ? nx_w_base : cfg_w_base), .cfg_w_bits(b_ahead ? nx_w_bits : cfg_w_bits),
-        .cfg_tr(b_ahead ? nx_tr : cfg_tr), .cfg_tc(b_ahead ? nx_tc : cfg_tc), .cfg_ts(b_ahead ? nx_ts : cfg_ts),
-        .slice(b_slice), .bits(b_bits), .more(b_more));
+        .clk(clk), .rst(rst), .running(running), .start(start), .advance(advance), .cfg_ext(cfg_ext),
+        .cfg_w_base(cfg_w_base), .cfg_w_bits(cfg_w_bits), .cfg_tr(cfg_tr), .cfg_tc(cfg_tc), .cfg_ts(cfg_ts),
+        .nx_ext(nx_ext), .nx_w_base(nx_w_base), .nx_w_bits(nx_w_bits), .nx_tr(nx_tr), .nx_tc(nx_tc), .nx_ts(nx_ts),
+        .step(rx_tile_done), .slice(b_slice), .bits(b_bits), .more(b_more));
 
     always @(posedge clk) begin
         if (rst) begin
