@@ -53,7 +53,7 @@ module hg_array_engine #(
     parameter TAP_INIT = "",
     parameter integer PAR_DEPTH = 8,
     parameter PAR_INIT = "",
-    parameter integer DW_COPIES = 0,      // depthwise window copies (0: no depthwise layer)
+    parameter integer DW_BANKS = 0,       // banks of the depthwise window memory (0: no depthwise layer; else R)
     parameter integer DW_DEPTH = 1,
     // derived
     parameter integer A_W = D_W + 1,
@@ -104,7 +104,7 @@ module hg_array_engine #(
     input  wire signed [Z_W-1:0]  cfg_lo,
     input  wire signed [Z_W-1:0]  cfg_hi,
     input  wire                   cfg_dw,        // depthwise mode
-    input  wire [ADDR_W-1:0]      cfg_dw_base,   // the input's place in the depthwise window copies
+    input  wire [ADDR_W-1:0]      cfg_dw_base,   // the input's place in the depthwise window memory
     input  wire [ADDR_W-1:0]      cfg_in_slot,   // H * W of the input: one channel block
     // the writer's writes into depthwise inputs
     input  wire                   dw_wr_en,
@@ -368,8 +368,8 @@ module hg_array_engine #(
 
     wire [R*C*A_W-1:0] dw_data;
     generate
-        if (DW_COPIES > 0) begin : g_dw
-            hg_dw_window #(.R(R), .C(C), .D_W(D_W), .ADDR_W(ADDR_W), .COPIES(DW_COPIES), .DEPTH(DW_DEPTH),
+        if (DW_BANKS > 0) begin : g_dw
+            hg_dw_window #(.R(R), .C(C), .D_W(D_W), .ADDR_W(ADDR_W), .BANKS(DW_BANKS), .DEPTH(DW_DEPTH),
                            .Z_W(Z_W)) dw_window (
                 .clk(clk), .addr(window_addr), .in_bounds(in_bounds), .in_signed(cfg_in_signed), .in_zp(cfg_in_zp),
                 .wr_en(dw_wr_en), .wr_addr(dw_wr_addr), .wr_data(dw_wr_data), .dw_data(dw_data));

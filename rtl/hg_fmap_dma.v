@@ -8,7 +8,7 @@
 // Load: the read bursts are all requested at once (the memory's read latency is paid once per move, as the
 // cycle model charges it) and every word is written into the memory the cycle after its last beat (RREADY
 // stays high: the memory's write port is the DMA's alone during a move); a map read by a depthwise layer gets
-// the same word in the depthwise window copies, as the writer would write it. Store: the words are read one a
+// the same word in the depthwise window memory, at its row pitch there, as the writer would write it. Store: the words are read one a
 // cycle into a small FIFO that feeds the W channel, the write bursts follow the same 4 KiB rule as the reads,
 // and `done` waits for every write response. Backpressure on any channel only delays a move.
 `default_nettype none
@@ -18,6 +18,7 @@ module hg_fmap_dma #(
     parameter integer D_W = 8,
     parameter integer DATA_W = 32,       // AXI4 data: a word's bits or a power-of-two fraction of them
     parameter integer ADDR_W = 12,
+    parameter integer DIM_W = 8,
     parameter integer WORD_W = 16,       // word addresses and counts of the image
     parameter integer SEG_W = 8,
     parameter integer AXI_AW = 32,
@@ -42,6 +43,9 @@ module hg_fmap_dma #(
     input  wire [ADDR_W-1:0]   cfg_buf_stride,
     input  wire                cfg_dw,       // a load into a depthwise layer's input: copy to its window
     input  wire [ADDR_W-1:0]   cfg_dw_base,
+    input  wire [DIM_W-1:0]    cfg_dw_width,  // the buffer's rows (words) and their pitch in the window memory,
+    input  wire [DIM_W-1:0]    cfg_dw_pitch,  // its segments' distance there (hlsgen/hw/window_banks.py)
+    input  wire [ADDR_W-1:0]   cfg_dw_stride,
     input  wire [AXI_AW-1:0]   base,         // the feature-map image's byte address (aligned to a word)
     output reg                 done,         // one cycle: the move is over
     // the activation memory: a whole word written, or read (its data one cycle after the address)
@@ -137,13 +141,32 @@ module hg_fmap_dma #(
     endgenerate
     assign word_in = r_fire && r_beat == LAST_BEAT;
 
+    // the same word's place in the window memory: segments of whole rows, each row at the pitch
+    reg [ADDR_W-1:0] dw_seg, dw_row;
+    reg [DIM_W-1:0]  dw_col;
+    reg [WORD_W-1:0] dw_left;   // words of the segment after this one
+    wire [DIM_W+ADDR_W-1:0] dw_col_w = {{ADDR_W{1'b0}}, dw_col};
+    wire [DIM_W+ADDR_W-1:0] dw_pitch_w = {{ADDR_W{1'b0}}, cfg_dw_pitch};
+    wire unused_dw = ^{dw_col_w[DIM_W+ADDR_W-1:ADDR_W], dw_pitch_w[DIM_W+ADDR_W-1:ADDR_W]};
     always @(posedge clk) begin
         wr_en <= !rst && word_in;
         wr_addr <= chip_addr;
         wr_data <= word;
         dw_en <= !rst && word_in && cfg_dw;
-        dw_addr <= chip_addr - cfg_buf_base + cfg_dw_base;
+        dw_addr <= dw_row + dw_col_w[ADDR_W-1:0];
         dw_data <= word[C*D_W-1:0];
+        if (start) begin
+            {dw_seg, dw_row, dw_col, dw_left} <= {cfg_dw_base, cfg_dw_base, {DIM_W{1'b0}}, cfg_seg_words - 1'b1};
+        end else if (word_in) begin
+            if (dw_left == {WORD_W{1'b0}}) begin
+                {dw_seg, dw_row} <= {dw_seg + cfg_dw_stride, dw_seg + cfg_dw_stride};
+                {dw_col, dw_left} <= {{DIM_W{1'b0}}, cfg_seg_words - 1'b1};
+            end else begin
+                dw_left <= dw_left - 1'b1;
+                if (dw_col == cfg_dw_width - 1'b1) {dw_col, dw_row} <= {{DIM_W{1'b0}}, dw_row + dw_pitch_w[ADDR_W-1:0]};
+                else dw_col <= dw_col + 1'b1;
+            end
+        end
     end
 
     // ---- store: words through the FIFO to the W channel, bursts as requested, then every response ----------

@@ -2,7 +2,9 @@
 // holding channel cblk*C + c. A map with G = 2^lg channel banks keeps channel m in every bank
 // j = m (mod G) (G < R replicates a map with few channels so that every array lane finds its channel
 // in its own bank), at address base + ((cblk*C) >> lg) * chan_stride + row * width + col * col_step
-// (col_step > 1 with width a multiple of the map's: one phase of an Interleave, every col_step-th pixel).
+// (col_step > 1 with width a multiple of the map's: one phase of an Interleave, every col_step-th pixel); a
+// depthwise layer's input also at dw_base + block * dw_stride + row * dw_pitch + col * col_step in the window
+// memory.
 //
 // A MaxPool whose windows do not overlap (stride = kernel) is fused here: the values stream in raster
 // order, a running maximum covers the pool window's columns and a one-row buffer its rows, and only
@@ -46,6 +48,8 @@ module hg_writer #(
     input  wire [DIM_W-1:0]     cfg_pool_w,    // pooled columns
     input  wire                 cfg_dw,        // the map is a depthwise input: copy it to the window
     input  wire [ADDR_W-1:0]    cfg_dw_base,
+    input  wire [ADDR_W-1:0]    cfg_dw_stride, // its channel blocks' distance there
+    input  wire [DIM_W-1:0]     cfg_dw_pitch,  // and its rows' (hlsgen/hw/window_banks.py)
     output reg                  dw_en,
     output reg  [ADDR_W-1:0]    dw_addr,
     output reg  [C*D_W-1:0]     dw_data,
@@ -117,7 +121,8 @@ module hg_writer #(
     reg [C*D_W-1:0]   across2, data2;
     reg [2*DIM_W-1:0] pixel2;
     reg [DIM_W+ST_W-1:0] col2;
-    reg [ADDR_W+CNT_W+7:0] block2;
+    reg [ADDR_W+CNT_W+7:0] block2, dw_block2;
+    reg [2*DIM_W-1:0] dw_pixel2;
     always @(posedge clk) begin
         if (v1 && cfg_pool && in_region) hmax <= across;
         v2 <= v1 && !rst;
@@ -132,6 +137,8 @@ module hg_writer #(
         pixel2 <= row1 * cfg_width;
         col2 <= col1 * cfg_col_step;
         block2 <= slot1 * cfg_chan_stride;
+        dw_pixel2 <= row1 * cfg_dw_pitch;
+        dw_block2 <= slot1 * cfg_dw_stride;
     end
 
     // ---- stage 3: the window's rows, the address, the bank data ---------------------------------------
@@ -148,7 +155,8 @@ module hg_writer #(
     reg  [C*D_W-1:0]  values3;
     reg  [R-1:0]      en3;
     reg               dw3, last3, v3;
-    reg  [ADDR_W-1:0] address3;
+    reg  [ADDR_W-1:0] address3, dw_address3;
+    wire [2*DIM_W+ADDR_W-1:0] dw_pixel_w = {{ADDR_W{1'b0}}, dw_pixel2};
     wire [2*DIM_W+ADDR_W-1:0] pixel_w = {{ADDR_W{1'b0}}, pixel2};
     wire [DIM_W+ST_W+ADDR_W-1:0] col_w = {{ADDR_W{1'b0}}, col2};
     always @(posedge clk) begin
@@ -158,6 +166,7 @@ module hg_writer #(
         v3 <= v2 && !rst;
         last3 <= last2;
         address3 <= block2[ADDR_W-1:0] + pixel_w[ADDR_W-1:0] + col_w[ADDR_W-1:0];
+        dw_address3 <= dw_block2[ADDR_W-1:0] + dw_pixel_w[ADDR_W-1:0] + col_w[ADDR_W-1:0];
     end
 
     // ---- stage 4: the bank data ------------------------------------------------------------------------
@@ -175,11 +184,12 @@ module hg_writer #(
         wr_addr <= cfg_base + address3;
         wr_data <= data;
         dw_en <= !rst && dw3;
-        dw_addr <= cfg_dw_base + address3;
+        dw_addr <= cfg_dw_base + dw_address3;
         dw_data <= values3;
         done <= !rst && v3 && last3;
     end
 
-    wire unused = ^{block2[ADDR_W+CNT_W+7:ADDR_W], pixel_w[2*DIM_W+ADDR_W-1:ADDR_W], col_w[DIM_W+ST_W+ADDR_W-1:ADDR_W]};
+    wire unused = ^{block2[ADDR_W+CNT_W+7:ADDR_W], pixel_w[2*DIM_W+ADDR_W-1:ADDR_W], col_w[DIM_W+ST_W+ADDR_W-1:ADDR_W],
+                    dw_block2[ADDR_W+CNT_W+7:ADDR_W], dw_pixel_w[2*DIM_W+ADDR_W-1:ADDR_W]};
 endmodule
 `default_nettype wire

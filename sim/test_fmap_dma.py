@@ -1,5 +1,5 @@
 """hg_fmap_dma alone: random loads and stores (one to four segments of up to 700 words, image runs that
-cross 4 KiB pages and exceed 256 beats, on-chip strides with gaps, depthwise copies) between cocotbext-axi's
+cross 4 KiB pages and exceed 256 beats, on-chip strides with gaps, depthwise window memory) between cocotbext-axi's
 full AXI RAM and a Python model of the activation memory, with random pauses on all five channels (AW, W,
 B, AR, R): every moved word arrives exactly (nothing else changes, on chip or in DRAM), no burst crosses a
 4 KiB boundary or carries a word twice, WLAST closes every write burst, and without pauses a load's
@@ -35,7 +35,7 @@ def from_word(value: int, nbytes: int) -> np.ndarray:
 
 class Memory:
     """The activation memory as the DMA sees it: a word port read one cycle after its address, a write a word
-    at a time, and the depthwise copies (C bytes of every word written with dw_en)."""
+    at a time, and the depthwise window memory (C bytes of every word written with dw_en)."""
 
     def __init__(self, dut, r: int, c: int, gen: np.random.Generator):
         self.dut, self.r, self.c = dut, r, c
@@ -62,9 +62,15 @@ def random_move(gen: random.Random, store: bool) -> dict:
     buf_stride = words + gen.choice([0, gen.randint(1, 40)])
     dram_word = gen.randrange(IMAGE_WORDS - (segments - 1) * dram_stride - words + 1)
     buf_base = gen.randrange(DEPTH - (segments - 1) * buf_stride - words + 1)
+    # a segment is whole rows of the buffer, each at a pitch of its own in the window memory
+    width = gen.choice([d for d in range(1, min(words, 255) + 1) if words % d == 0])
+    pitch = min(width + gen.choice([0, gen.randint(1, 17)]), 255)
+    dw_stride = words // width * pitch + gen.choice([0, gen.randint(1, 30)])
+    dw_base = gen.randrange(max(DEPTH - (segments - 1) * dw_stride - words // width * pitch, 1))
     return dict(store=int(store), segments=segments, seg_words=words, dram_word=dram_word,
                 dram_stride=dram_stride, buf_base=buf_base, buf_stride=buf_stride,
-                dw=int(not store and gen.random() < 0.5), dw_base=gen.randrange(DEPTH - buf_base))
+                dw=int(not store and gen.random() < 0.5), dw_base=dw_base, dw_width=width, dw_pitch=pitch,
+                dw_stride=dw_stride)
 
 
 async def run_move(dut, move: dict) -> int:
@@ -139,12 +145,14 @@ async def moves_are_exact_under_backpressure(dut):
             else:
                 before_words[chip:chip + n] = dram[span].reshape(n, r)
                 if move["dw"]:
-                    dw = move["dw_base"] + s * move["buf_stride"]
-                    before_dw[dw:dw + n] = dram[span].reshape(n, r)[:, :c]
+                    width, pitch = move["dw_width"], move["dw_pitch"]
+                    for row, values in enumerate(dram[span].reshape(n // width, width, r)):
+                        dw = move["dw_base"] + s * move["dw_stride"] + row * pitch
+                        before_dw[dw:dw + width] = values[:, :c]
         got = np.frombuffer(ram.read(0, size), np.uint8)
         assert np.array_equal(got, dram), f"move {k} {move}: DRAM differs at bytes {np.flatnonzero(got != dram)[:8]}"
         assert np.array_equal(memory.words, before_words), f"move {k} {move}: the activation memory differs"
-        assert np.array_equal(memory.dw, before_dw), f"move {k} {move}: a depthwise copy differs"
+        assert np.array_equal(memory.dw, before_dw), f"move {k} {move}: the depthwise window memory differs"
         assert not int(dut.m_axi_arvalid.value) and not int(dut.m_axi_awvalid.value) and not int(dut.m_axi_wvalid.value)
 
     total = sum(m["segments"] * m["seg_words"] * r // beat for m in moves)
@@ -159,5 +167,6 @@ async def moves_are_exact_under_backpressure(dut):
 @pytest.mark.rtl
 @pytest.mark.parametrize("r, data_w", [(4, 32), (8, 32)], ids=["one_beat_words", "two_beat_words"])
 def test_fmap_dma(r, data_w):
-    run_bench(__file__, "hg_fmap_dma", {"R": r, "C": r, "DATA_W": data_w, "ADDR_W": 12, "WORD_W": 14, "SEG_W": 4},
+    run_bench(__file__, "hg_fmap_dma", {"R": r, "C": r, "DATA_W": data_w, "ADDR_W": 12, "DIM_W": 8, "WORD_W": 14,
+                                              "SEG_W": 4},
               {"seed": 3 + r, "moves": 16})

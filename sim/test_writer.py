@@ -38,7 +38,7 @@ async def write_map(dut, gen, lanes: int, banks: int) -> None:
     cfg = dict(cfg_base=base + dy * full_w + dx, cfg_chan_stride=stride, cfg_width=full_w * sy, cfg_col_step=sx,
                cfg_lg=lg, cfg_channels=channels,
                cfg_signed=int(signed), cfg_pool=int(pool), cfg_pool_kh=kh, cfg_pool_kw=kw, cfg_pool_h=out_h,
-               cfg_pool_w=out_w, cfg_dw=0, cfg_dw_base=0)
+               cfg_pool_w=out_w, cfg_dw=0, cfg_dw_base=0, cfg_dw_stride=0, cfg_dw_pitch=0)
     for name, value in cfg.items():
         getattr(dut, name).value = value
     memory = {}

@@ -24,7 +24,7 @@ that read or write them run in (docs/program.md, "Feature maps in external memor
 Graph outputs stay on chip (they stream out); maps wider than 8 bits stay on chip (a word is R bytes).
 
 Sizes are what a map really occupies (hlsgen.hw.placement): words per bank of its channel banks (an input
-image with G = 1 fills every bank, G < R replicates), times R bytes, plus the depthwise window copies of a
+image with G = 1 fills every bank, G < R replicates), times R bytes, plus the depthwise window memory of a
 map a depthwise row reads. The placement can still need more than the rows' live sizes (two planes, QAdd
 inputs apart, first fit): it is checked, and the plan made again for a smaller budget until it fits.
 """
@@ -37,11 +37,13 @@ from ..errors import MappingError
 from . import cycles as cyc
 from .band_geometry import RowGeometry, channel_blocks, row_geometry
 from .overlay_memory import MemorySplit, memory_split
-from .placement import FeatureMap, Memory, batched_maps, choose_banks, map_shape, place_maps, read_lanes
+from .placement import (FeatureMap, Memory, batched_maps, choose_banks, map_shape, place_maps, read_lanes,
+                        window_taps)
 from .queues import queue_cycles
 from .rows import ARRAY, DMA, Band, BufferUse, LayerMap, Move, Transfer
 from .target import Target
 from .tiling import ACC_BYTES, search_tiles
+from .window_banks import window_pitch
 
 # a row too big for the buffers whose output is a model output (hlsgen.partition moves it to the host)
 OUTPUT_ON_CHIP = "a model output is one of its operands (model outputs stay on chip)"
@@ -56,7 +58,7 @@ class NoRuns(MappingError):
 
 class _Planner:
     """Decides the external maps and every row's band height (module docstring), for `capacity` bytes of
-    the planes and of the depthwise window copies (two memories: each must hold its own)."""
+    the planes and of the depthwise window memory (two memories: each must hold its own)."""
 
     def __init__(self, graph, layers: list[LayerMap], target: Target, capacity: tuple[int, int], double: bool,
                  whole_channels: bool = False):  # whole_channels: array rows in bands over all channels if they fit
@@ -84,13 +86,13 @@ class _Planner:
         self.root = root
         self.batched = batched_maps(layers)  # a batch's maps: N images each, the head's held from the start
         self.size = self._sizes()
-        self.external: set[str] = set()
+        self.external: set[str] = set(graph.input_folds)  # the host folds an input as it packs it into DRAM
         self.lanes = target.array.cols
         self.shapes: dict[int, tuple[int, int, bool]] = {}  # row -> (band height, blocks per band, double)
 
     def _sizes(self) -> dict[str, int]:
         """Bytes each stored map occupies on chip: its words per bank (placement's banks) x R, with its
-        depthwise window copies."""
+        depthwise window memory."""
         R = self.target.array.rows
         maps = {}
         for t in self.birth:
@@ -102,17 +104,22 @@ class _Planner:
                 maps[t].array_read |= layer.unit == ARRAY and layer.kind != "depthwise"
                 maps[t].dw_read |= layer.kind == "depthwise"
                 maps[t].lanes = max(maps[t].lanes, read_lanes(layer))
-        taps = [layer.tiles.work.reduction for layer in self.layers if layer.kind == "depthwise"]
-        self.copies = min(R, max(taps, default=0))
+                if layer.kind == "depthwise":
+                    maps[t].dw_taps.append(window_taps(self.graph, layer))
+        self.pitch = {t: window_pitch(m.width, m.dw_taps, R) or m.width for t, m in maps.items() if m.dw_read}
         sizes = {}
         for t, fmap in maps.items():
             choose_banks(fmap, R)
             plane = fmap.words * R * -(-getattr(fmap.quant, "bits", 8) // 8)
-            sizes[t] = (plane, plane * self.copies if fmap.dw_read else 0)
+            sizes[t] = (plane, self._copied(t, plane) if fmap.dw_read else 0)
         return sizes
 
+    def _copied(self, t: str, plane: int) -> int:
+        """Bytes in the depthwise window memory of `plane` bytes of map t's plane (its rows at its window pitch)."""
+        return -(-plane * self.pitch[t] // map_shape(self.graph.shape(t))[2])
+
     def least(self) -> tuple[tuple[int, str], tuple[int, str]]:
-        """The fewest bytes of the planes and of the depthwise copies any plan needs, each with the row that
+        """The fewest bytes of the planes and of the depthwise window memory any plan needs, each with the row that
         needs them: every row's smallest bands, with every map that may live in external memory there."""
         movable = {t for t in self.birth if t not in self.outputs and getattr(self.graph.quant.get(t), "bits", 8) <= 8}
         kept, self.external = self.external, movable
@@ -132,7 +139,7 @@ class _Planner:
         return [t for t in self.birth if (-1 if t in held else self.birth[t]) <= i <= self.death[t]]
 
     def resident(self, i: int) -> tuple[int, int]:
-        """Bytes of the planes and of the depthwise copies the maps on chip live at row i occupy."""
+        """Bytes of the planes and of the depthwise window memory the maps on chip live at row i occupy."""
         held = [self.size[t] for t in self.alive(i) if t not in self.external]
         return sum(p for p, _ in held), sum(q for _, q in held)
 
@@ -315,10 +322,10 @@ class _Planner:
 
     def _run_buffers(self, members: tuple[int, ...], spans: list[tuple[int, int, int, int]],
                      double: bool) -> tuple[int, int]:
-        """Bytes of the planes and of the depthwise copies one band of a run keeps at its fullest: the first
+        """Bytes of the planes and of the depthwise window memory one band of a run keeps at its fullest: the first
         row's loaded inputs and the last row's stored output all band long (twice, `double`: the next band's
         load and the last band's store overlap it), and beside them, while a row runs, its input band and
-        its output band (with their window copies where a depthwise row reads them). The engines run the
+        its output band (with their window memory where a depthwise row reads them). The engines run the
         rows one after another, so a band between two rows lives only while those two run."""
         twice = 2 if double else 1
         head, tail = members[0], members[-1]
@@ -326,14 +333,15 @@ class _Planner:
         def band_bytes(t: str, rows: int) -> int:
             return -(-self.size[t][0] * rows // max(map_shape(self.graph.shape(t))[1], 1))
 
-        def copied(k: int, n: int) -> int:  # a band member k + 1 reads: in the window copies if depthwise
-            return n * self.copies if self.layers[members[k + 1]].kind == "depthwise" else 0
+        def copied(k: int, n: int) -> int:  # a band member k + 1 reads: in the window memory if depthwise
+            t = self.operands[members[k]][1]
+            return self._copied(t, n) if self.layers[members[k + 1]].kind == "depthwise" else 0
 
         plane = copies = 0
         for t in self.operands[head][0]:
             if t in self.external:
                 n = twice * band_bytes(t, spans[0][3] - spans[0][2])
-                plane, copies = plane + n, copies + (n * self.copies if self.layers[head].kind == "depthwise" else 0)
+                plane, copies = plane + n, copies + (self._copied(t, n) if self.layers[head].kind == "depthwise" else 0)
         if self.operands[tail][1] in self.external:
             plane += twice * band_bytes(self.operands[tail][1], spans[-1][1] - spans[-1][0])
         between = [band_bytes(self.operands[i][1], spans[k][1] - spans[k][0]) for k, i in enumerate(members[:-1])]
@@ -346,16 +354,17 @@ class _Planner:
         return plane + max(p for p, _ in peaks), copies + max(c for _, c in peaks)
 
     def _buffers(self, i: int, g: RowGeometry, y0: int, y1: int, per_band: int, blocks: int) -> tuple[int, int]:
-        """Bytes of the planes and of the depthwise copies the buffers of one band (output rows [y0, y1),
+        """Bytes of the planes and of the depthwise window memory the buffers of one band (output rows [y0, y1),
         `per_band` of `blocks` channel blocks) of the external operands of row i occupy."""
         ins, out = self.operands[i]
         a, b, _, _ = g.band(y0, y1)
-        used = 0
+        used = copies = 0
         for t in ins:
             if t in self.external:
                 plane = self.size[t][0]
-                used += plane * (b - a) // max(map_shape(self.graph.shape(t))[1], 1) if g.splits else plane
-        copies = used * self.copies if self.layers[i].kind == "depthwise" else 0  # it reads its input's copies
+                n = plane * (b - a) // max(map_shape(self.graph.shape(t))[1], 1) if g.splits else plane
+                used += n
+                copies += self._copied(t, n) if self.layers[i].kind == "depthwise" else 0  # its window memory
         if out in self.external:
             used += self.size[out][0] if g.reduces else self.size[out][0] * (y1 - y0) // g.height_out
         return used * per_band // blocks, copies * per_band // blocks
@@ -387,21 +396,21 @@ def fit_activation_memory(graph, layers: list[LayerMap], target: Target, finish=
         except MappingError:
             pass
     timed = {plan: cycles(fit) for plan, fit in plans.items()}
-    best = min(timed, key=timed.get)
-    for whole_channels in (False, True):
-        try:
-            chained = _fit_shares(graph, layers, target, *best, chained=True, whole_channels=whole_channels)
-        except MappingError:  # no runs (NoRuns), or none that fit
-            continue
-        timed[best, whole_channels] = cycles(chained)
-        plans[best, whole_channels] = chained
+    for base in list(plans):
+        for whole_channels in (False, True):
+            try:
+                chained = _fit_shares(graph, layers, target, *base, chained=True, whole_channels=whole_channels)
+            except MappingError:  # no runs (NoRuns), or none that fit
+                continue
+            timed[base, whole_channels] = cycles(chained)
+            plans[base, whole_channels] = chained
     return plans[min(timed, key=timed.get)]
 
 
 def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
                 split: MemorySplit | None = None, chained: bool = False,
                 whole_channels: bool = False) -> tuple[list[LayerMap], Memory]:
-    """The planes and the depthwise copies share `buffers.input` in proportion to what the model's maps
+    """The planes and the depthwise window memory share `buffers.input` in proportion to what the model's maps
     would need of each on chip, or else in the first of a few other shares that fits."""
     capacity = target.buffers.input.bytes
     need = _Planner(graph, layers, target, (capacity, capacity), double)
@@ -417,7 +426,7 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
         band = {name: "layer" if name in whole else "one output row of layer" for name in (planes_row, copies_row)}
         why = f"{band[planes_row]} {planes_row!r} needs {planes:,} bytes of the activation memory's planes"
         if copies:
-            why += f" and {band[copies_row]} {copies_row!r} {copies:,} bytes of its depthwise window copies"
+            why += f" and {band[copies_row]} {copies_row!r} {copies:,} bytes of its depthwise window memory"
         if whole & {planes_row, copies_row}:  # a Transpose, a Concat of rows, a 1-D map: moved whole
             why += " (it does not run in bands of rows)"
         raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
@@ -444,7 +453,7 @@ def _fit_shares(graph, layers: list[LayerMap], target: Target, double: bool,
 def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: bool,
          split: MemorySplit | None = None, chained: bool = False,
          whole_channels: bool = False) -> tuple[list[LayerMap], Memory]:
-    """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise copies (and
+    """Plans for ever smaller budgets until the placement fits, `copies` bytes for the depthwise window memory (and
     each plane its share of `split`)."""
     R, capacity = target.array.rows, target.buffers.input.bytes
     limits = (capacity - copies, copies) if split is None else (sum(split.planes) * R, copies)
@@ -468,8 +477,9 @@ def _fit(graph, layers: list[LayerMap], target: Target, copies: int, double: boo
             used = (max(int(over * limits[0]), used[0]), split.copies * memory.dw_depth * R)
         budget = tuple(int(b * min(limit / u, 0.95)) if u > limit else b for b, u, limit in zip(budget, used, limits))
     raise MappingError(f"the feature maps of {graph.name!r} do not fit the activation memory (buffers.input = "
-                       f"{target.buffers.input.kib} KiB): placed in its two planes and depthwise copies they "
-                       f"need {sum(used):,} bytes, and smaller bands do not fit")
+                       f"{target.buffers.input.kib} KiB): placed in its two planes and depthwise window memory they "
+                       f"need {sum(used):,} bytes, and smaller bands do not fit; give the target a larger "
+                       f"buffers.input")
 
 
 def _minus(a: tuple[int, int], b: tuple[int, int]) -> tuple[int, int]:
@@ -480,7 +490,7 @@ def band_rows(graph, layers: list[LayerMap], target: Target, capacity: tuple[int
               double: bool, chained: bool = False, whole_channels: bool = False) -> list[LayerMap]:
     """The program's rows with every row that reads or writes an external map split into bands and its
     copies (`dma` rows whose moves `finish_moves` completes once the maps are placed), for `capacity`
-    bytes of live maps and buffers in the planes and in the depthwise copies. `double`: the bands'
+    bytes of live maps and buffers in the planes and in the depthwise window memory. `double`: the bands'
     buffers are double-buffered (_pipelined)."""
     planner = _Planner(graph, layers, target, capacity, double, whole_channels)
     planner.plan()

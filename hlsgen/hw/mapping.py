@@ -28,9 +28,10 @@ from .rows import ARRAY, DMA, NONE, VECTOR, BufferUse, LayerMap, Transfer, Vecto
 from .stream_overlap import StreamOverlap, overlap_first_row
 from .target import Target
 from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
+from .window_banks import kernel_taps, window_pitch
 
-PROGRAM_SCHEMA = 5  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`; 4: `stream_overlap`;
-# 5: array tiles' `weight_hidden`
+PROGRAM_SCHEMA = 6  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`; 4: `stream_overlap`;
+# 5: array tiles' `weight_hidden`; 6: the depthwise window memory in R banks, maps' `depthwise_pitch`
 WINDOW_POOLS = ("MaxPool",)
 ELEMENTWISE = ("QAdd", "QMul", "QRequant", "QLut")
 COPIES = ("Concat", "Transpose", "Pad", "Interleave")
@@ -446,8 +447,10 @@ class _Layer:
             groups, cin, m = geometry.group, self.xs[1], self.ys[1]
             # depthwise mode: a channel per column, reading its own input channel (a channel multiplier runs as a
             # grouped conv)
-            depthwise = groups > 1 and cin // groups == 1 and m == groups
             taps = int(np.prod(geometry.kernel_shape))
+            # its window must bank (hlsgen.hw.window_banks; a dilation of 2 on 16 banks does not): else grouped
+            depthwise = (groups > 1 and cin // groups == 1 and m == groups and window_pitch(
+                self.xs[-1], [kernel_taps(geometry.kernel_shape, geometry.dilations)], self.R) is not None)
             # a grouped conv runs its groups in chunks of s (block-diagonal weights, hlsgen.hw.groups)
             s = 1 if depthwise else groups_per_chunk(groups, cin // groups, m // groups, self.R)
             lanes = self._reduction_channels(s * cin // groups, taps)

@@ -25,7 +25,7 @@ PARAM_LANES = 16 * 1024
 LUT_ENTRIES = 4096  # 16 lookup tables of 8-bit inputs
 DIVISOR_WORDS = 1024
 # bits of an entry: a layer row, a move row, a tap lane, a parameter lane, a divisor word
-ROW_BITS, MOVE_BITS, TAP_LANE_BITS, PARAM_LANE_BITS, DIVISOR_BITS = 800, 160, 40, 72, 24
+ROW_BITS, MOVE_BITS, TAP_LANE_BITS, PARAM_LANE_BITS, DIVISOR_BITS = 828, 198, 40, 72, 24
 
 
 @dataclass(frozen=True)

@@ -28,11 +28,12 @@ that `hold` some of its rows, with its banks).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 
 from ..errors import MappingError
 from ..ir import InputFold
 from ..quant.params import TensorQuant
+from .window_banks import kernel_taps, window_pitch
 
 TWO_MAP_OPS = ("QAdd", "QMul")  # vector ops that read two maps in the same cycle
 ALLOCATION_PASSES = 4
@@ -64,6 +65,16 @@ class _Extent:
         """Words per bank: one H*W slot per group of G channels."""
         return -(-self.channels // self.banks) * self.pixels
 
+    @property
+    def dw_stride(self) -> int:
+        """Words between its channel blocks in the depthwise window memory (rows `dw_pitch` words apart)."""
+        return self.height * self.dw_pitch
+
+    @property
+    def dw_words(self) -> int:
+        """Words it occupies in the depthwise window memory (hlsgen.hw.window_banks)."""
+        return -(-self.channels // self.banks) * self.dw_stride if self.dw_read else 0
+
 
 @dataclass(frozen=True)
 class MapPlacement(_Extent):
@@ -77,15 +88,16 @@ class MapPlacement(_Extent):
     birth: int  # index of the program row that writes it (-1: the input stream)
     death: int  # index of the last row that reads it (rows + 1: the output stream)
     array_read: bool  # a Conv/Dense row reads it (not in depthwise mode)
-    dw_read: bool  # a depthwise row reads it: also kept in the depthwise window copies
+    dw_read: bool  # a depthwise row reads it: also kept in the depthwise window memory
     lg: int  # G = 2^lg channel banks
     plane: int
     base: int
-    dw_base: int  # its place in the depthwise window copies
+    dw_base: int  # its place in the depthwise window memory
     holds: str = ""  # a band buffer: the map some of whose rows it holds (external, or a run's, nowhere else)
     dram_base: int | None = None  # in external memory: its first word in the feature-map image
     images: int = 1  # a batch's map (hlsgen.hw.batching): N images, image n in rows [n H, (n + 1) H)
     fold: InputFold | None = None  # an input the host folds: its pixel blocks or windows (passes.input_fold)
+    dw_pitch: int = 0  # its row pitch in the depthwise window memory (hlsgen.hw.window_banks)
 
     @property
     def tensor(self) -> str:
@@ -98,6 +110,7 @@ class MapPlacement(_Extent):
                 "array_read": self.array_read,
                 "banks": self.banks, "plane": self.plane, "base": self.base, "words_per_bank": self.words,
                 "depthwise_copy_base": self.dw_base if self.dw_read else None,
+                "depthwise_pitch": self.dw_pitch if self.dw_read else None,
                 "holds": self.holds or None, "dram_base": self.dram_base, "images": self.images,
                 **({"fold": self.fold.to_json()} if self.fold is not None else {})}
 
@@ -114,17 +127,19 @@ class FeatureMap(_Extent):
     birth: int  # index of the layer that writes it (-1: the input stream)
     death: int = -1  # index of the last layer that reads it (layers + 1: the output stream)
     array_read: bool = False
-    dw_read: bool = False  # a depthwise layer reads it: also kept in the depthwise window copies
+    dw_read: bool = False  # a depthwise layer reads it: also kept in the depthwise window memory
     lanes: int = 0  # the most reduction lanes per tap an array row reads it with (a packed image: G > channels)
     lg: int = 0
     plane: int = 0
     base: int = 0
-    dw_base: int = 0  # its place in the depthwise window copies
+    dw_base: int = 0  # its place in the depthwise window memory
     holds: str = ""
     dram_base: int | None = None
     images: int = 1
     fold: InputFold | None = None
     held: bool = False  # a batch's map the head writes image by image: it lives from the program's start
+    dw_pitch: int = 0
+    dw_taps: list = field(default_factory=list)  # the taps of the depthwise rows that read it
 
     @property
     def live_from(self) -> int:
@@ -255,23 +270,29 @@ def _greedy(maps: list[FeatureMap], different_planes: list[tuple[str, str]], hin
     return grown[0], grown[1]
 
 
-def allocate_copies(maps: list[FeatureMap]) -> int:
-    """Addresses in the depthwise window copies (one word per pixel and C-channel block) for the maps a
-    depthwise layer reads; returns the copies' depth."""
+def allocate_copies(maps: list[FeatureMap], banks: int) -> int:
+    """Pitches and addresses in the depthwise window memory (one word per pixel and C-channel block, R banks:
+    hlsgen.hw.window_banks) for the maps a depthwise layer reads; returns its words per bank."""
     placed: list[tuple[FeatureMap, int]] = []
-    for fmap in sorted((m for m in maps if m.dw_read), key=lambda m: (-m.words, m.birth, m.name)):
-        fmap.dw_base = _first_fit(fmap, placed)
+    for fmap in (m for m in maps if m.dw_read):
+        fmap.dw_pitch = window_pitch(fmap.width, fmap.dw_taps, banks) or 0
+        if not fmap.dw_pitch:
+            raise MappingError(f"the depthwise layers reading {fmap.name!r} need window pitches no one pitch "
+                               f"satisfies on {banks} banks (hlsgen.hw.window_banks)")
+    for fmap in sorted((m for m in maps if m.dw_read), key=lambda m: (-m.dw_words, m.birth, m.name)):
+        fmap.dw_base = _first_fit(fmap, placed, lambda m: m.dw_words)
         placed.append((fmap, fmap.dw_base))
-    return max([base + m.words for m, base in placed], default=1)
+    return -(-max([base + m.dw_words for m, base in placed], default=1) // banks)
 
 
-def _first_fit(fmap: FeatureMap, spans: list[tuple[FeatureMap, int]]) -> int:
-    """The lowest base where fmap overlaps no (map, base) of `spans` that is alive at the same time."""
-    busy = sorted((base, base + m.words) for m, base in spans
+def _first_fit(fmap: FeatureMap, spans: list[tuple[FeatureMap, int]], size=lambda m: m.words) -> int:
+    """The lowest base where fmap overlaps no (map, base) of `spans` that is alive at the same time (`size`
+    words each)."""
+    busy = sorted((base, base + size(m)) for m, base in spans
                   if m.live_from <= fmap.death and fmap.live_from <= m.death)
     base = 0
     for start, end in busy:
-        if base + fmap.words <= start:
+        if base + size(fmap) <= start:
             break
         base = max(base, end)
     return base
@@ -280,13 +301,13 @@ def _first_fit(fmap: FeatureMap, spans: list[tuple[FeatureMap, int]]) -> int:
 @dataclass(frozen=True)
 class Memory:
     """The activation memory of a layer program: every feature map's placement, the planes' depths and
-    the depthwise window copies; and the feature-map image in external memory."""
+    the depthwise window memory; and the feature-map image in external memory."""
 
     maps: tuple[MapPlacement, ...]
     aliases: dict  # tensor -> the map that holds it (a Reshape's output is its input's map)
     plane_depth: tuple[int, int]  # words per bank
-    dw_depth: int  # words per depthwise window copy
-    dw_copies: int  # depthwise window copies (0: no depthwise row)
+    dw_depth: int  # words per bank of the depthwise window memory
+    dw_copies: int  # banks of the depthwise window memory (0: no depthwise row; else R)
     dram_words: int = 0  # the feature-map image in external memory, in activation-memory words
 
     def placement(self, tensor: str) -> MapPlacement:
@@ -302,7 +323,7 @@ class Memory:
 
     @property
     def words_per_bank(self) -> int:
-        """What the placement occupies: both planes and the depthwise window copies, per bank."""
+        """What the placement occupies: both planes and the depthwise window memory, per bank."""
         return sum(self.held_depth) + self.dw_copies * self.dw_depth
 
     @property
@@ -380,6 +401,8 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
             fmap.array_read |= (array and not depthwise) or t in replicated
             fmap.lanes = max(fmap.lanes, read_lanes(layer))
             fmap.dw_read |= depthwise
+            if depthwise:
+                fmap.dw_taps.append(window_taps(graph, layer))
     for t in graph.outputs:
         maps[aliases.get(t, t)].death = len(layers) + 1
     for fmap in maps.values():
@@ -398,10 +421,15 @@ def place_maps(graph, layers, rows: int, limits: tuple[int, int] | None = None) 
     on_chip = [m for m in maps.values() if m.name not in external]
     apart = [tuple(aliases.get(t, t) for t in layer.inputs) for layer in layers if layer.op in TWO_MAP_OPS]
     depths = allocate(on_chip, [(a, b) for a, b in apart if a != b], _apart_bands(layers, aliases, external), limits)
-    dw_depth = allocate_copies(on_chip)
-    taps = [layer.tiles.work.reduction for layer in layers if layer.kind == "depthwise"]
-    return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth,
-                  min(rows, max(taps, default=0)), dram)
+    dw_depth = allocate_copies(on_chip, rows)
+    depthwise = any(layer.kind == "depthwise" for layer in layers)
+    return Memory(tuple(m.freeze() for m in maps.values()), aliases, depths, dw_depth, rows if depthwise else 0, dram)
+
+
+def window_taps(graph, layer) -> tuple[tuple[int, int], ...]:
+    """The taps (dy, dx) of a depthwise row, in lane order."""
+    conv = graph.nodes[layer.nodes[0]].attrs.conv
+    return kernel_taps(conv.kernel_shape, conv.dilations)
 
 
 def _apart_bands(layers, aliases: dict[str, str], external: set[str]) -> list[tuple[str, str]]:

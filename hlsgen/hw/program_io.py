@@ -90,4 +90,4 @@ def _placement(name: str, f: dict, graph: Graph) -> MapPlacement:
     return MapPlacement(name, f["channels"], f["height"], f["width"], graph.quant[f["holds"] or name], f["written_by"],
                         f["last_read_by"], f["array_read"], dw_base is not None, f["banks"].bit_length() - 1,
                         f["plane"], f["base"], dw_base or 0, f["holds"] or "", f["dram_base"], f["images"],
-                        InputFold.from_json(f["fold"]) if "fold" in f else None)
+                        InputFold.from_json(f["fold"]) if "fold" in f else None, f["depthwise_pitch"] or 0)

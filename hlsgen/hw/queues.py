@@ -4,7 +4,7 @@ depends on, VTA-style: `wait` counts the other queue's rows that must have finis
 finish in order, so one counter per queue is the whole token).
 
 Row j of one queue depends on the last earlier row i of the other queue that it conflicts with: one writes
-words of the activation memory (a plane, or the depthwise window copies) the other reads or writes, or both
+words of the activation memory (a plane, or the depthwise window memory) the other reads or writes, or both
 need the same port of it (a plane's write port or read port, the copies' write port: the DMA and the
 engines share them, and the RTL gives each port to one of them at a time). Program order is a correct
 sequential order, so honouring these waits computes the same values. The external memory needs no wait:
@@ -51,12 +51,12 @@ def footprint(row: LayerMap, memory: Memory) -> Footprint:
         reads.append((("plane", m.plane), m.base, m.base + m.words))
         writes.append((("read", m.plane), 0, 1))  # a port: two users conflict, as two writers do
         if row.kind == "depthwise":
-            reads.append((("copies", 0), m.dw_base, m.dw_base + m.words))
+            reads.append((("copies", 0), m.dw_base, m.dw_base + m.dw_words))
     m = memory.placement(row.output)
     if m.dram_base is None:
         writes += [(("plane", m.plane), m.base, m.base + m.words), (("write", m.plane), 0, 1)]
-        if m.dw_read:  # the writer (or a load) also fills the depthwise window copies
-            writes += [(("copies", 0), m.dw_base, m.dw_base + m.words), (("write", "copies"), 0, 1)]
+        if m.dw_read:  # the writer (or a load) also fills the depthwise window memory
+            writes += [(("copies", 0), m.dw_base, m.dw_base + m.dw_words), (("write", "copies"), 0, 1)]
     return Footprint(tuple(reads), tuple(writes))
 
 

@@ -121,7 +121,7 @@ def format_program(mapping: Mapping) -> str:
                      f"{layer.cycles:>9,}  {', '.join(layer.inputs)} -> {layer.output}{pool}")
     memory = mapping.memory
     lines += ["", f"activation memory: 2 planes x {t.array.rows} banks, {memory.plane_depth[0]:,} + "
-                  f"{memory.plane_depth[1]:,} words per bank; depthwise copies {memory.dw_copies} x "
+                  f"{memory.plane_depth[1]:,} words per bank; depthwise window memory {memory.dw_copies} banks x "
                   f"{memory.dw_depth:,} words",
               f"{'map':<28} {'C x H x W':<16} {'bits':>4} {'plane':>5} {'base':>7} {'banks':>5} {'words':>7}  rows"]
     for m in memory.maps:

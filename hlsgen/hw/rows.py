@@ -164,3 +164,8 @@ def written_offset(row: LayerMap, out) -> int:
     """The word of the written map `out` (its placement) where a row's first output pixel goes: a band writing
     an output on chip starts at its first row (Band.written_row), every other row at the map's start."""
     return row.band.written_row * out.width if row.band is not None else 0
+
+
+def written_dw_offset(row: LayerMap, out) -> int:
+    """written_offset's word in the depthwise window memory, whose rows are `out.dw_pitch` words apart."""
+    return row.band.written_row * out.dw_pitch if row.band is not None else 0

@@ -50,7 +50,7 @@ class Buffers:
 @dataclass(frozen=True)
 class TopMemory:
     """How the target's own top (`--program external`, one activation memory for every model) splits each
-    bank of buffers.input: these fractions to plane 0 and plane 1, the rest to the depthwise window copies
+    bank of buffers.input: these fractions to plane 0 and plane 1, the rest to the depthwise window memory
     (hlsgen.hw.overlay_memory)."""
 
     plane0: float = 0.375
@@ -128,7 +128,8 @@ class Target:
             _check(device.speed > 0, "device.speed must be the part's speed grade (e.g. 8) on a Lattice part")
         split = self.top_memory
         _check(split.plane0 > 0 and split.plane1 > 0 and split.plane0 + split.plane1 < 1,
-               "top_memory.plane0 and plane1 must be positive fractions of a bank that leave some to the copies")
+               "top_memory.plane0 and plane1 must be positive fractions of a bank that leave some to the depthwise "
+               "window memory")
         memory = self.external_memory
         if memory is not None:
             _check(memory.data_bits in (32, 64, 128, 256, 512, 1024), "external_memory.data_bits must be an AXI4 "

@@ -57,7 +57,7 @@ def overlay(target: Target, weight_word_slices: int) -> Overlay:
     R, C = target.array.rows, target.array.cols
     split = memory_split(target)
     planes, copies, dw_depth = split.planes, split.copies, split.copy_depth
-    addr_w = max(*planes, dw_depth).bit_length()
+    addr_w = max(*planes, copies * dw_depth).bit_length()
     dim_w = max(MIN_DIM_W, MAX_SIDE.bit_length())
     cnt_w = max(MAX_CHANNELS, *planes, target.buffers.accumulator.banks).bit_length() + 1
     weight_bits = target.widths.operand_bits

@@ -34,7 +34,7 @@ from ..hw.placement import TWO_MAP_OPS, map_shape
 from ..hw.queues import COMPUTE_QUEUE, queue
 from ..hw.rows import ARRAY as ARRAY_UNIT
 from ..hw.rows import DMA as DMA_UNIT
-from ..hw.rows import LayerMap, written_offset
+from ..hw.rows import LayerMap, written_dw_offset, written_offset
 from ..hw.target import Target
 from ..hw.tiling import accumulator_depth
 from ..ir import Graph, Node
@@ -53,7 +53,7 @@ VECTOR_OPS = ("QAdd", "QMul", "QRequant", "QLut", "QAveragePool", "GlobalMaxPool
               "Transpose", "Interleave")
 # the layer table's map coordinates (DIM_W bits; hlsgen.rtl.render.config_fields), and those signed (DIM_W + 1)
 DIM_FIELDS = ("in_h", "in_w", "out_w", "vw", "src_w", "src_h", "win_kh", "win_kw", "dil_x", "dil_y", "out_width",
-              "pool_h", "pool_w")
+              "pool_h", "pool_w", "out_dw_pitch", "dma_dw_width", "dma_dw_pitch")
 SIGNED_DIM_FIELDS = ("x0", "y0", "cnt_y0", "cnt_y1", "cnt_x0", "cnt_x1")
 # what a model's program needs of the overlay (--program external), in the words of a refusal
 OVERLAY_NEEDS = {
@@ -61,8 +61,8 @@ OVERLAY_NEEDS = {
     "OFF_W": "bits of window offsets (OFF_W)", "ST_W": "bits of strides (ST_W)", "CNT_W": "bits of tile and channel counts (CNT_W)",
     "VPIX_W": "bits of vector-unit pixel counts (VPIX_W)", "WORD_W": "bits of feature-map image words (WORD_W)",
     "SEG_W": "bits of move segments (SEG_W)", "plane0": "words per bank in activation plane 0",
-    "plane1": "words per bank in activation plane 1", "dw_copies": "depthwise window copies",
-    "dw_depth": "words per depthwise window copy", "pool_depth": "pixels in a fused MaxPool's input row",
+    "plane1": "words per bank in activation plane 1", "dw_copies": "banks of the depthwise window memory",
+    "dw_depth": "words per depthwise window bank", "pool_depth": "pixels in a fused MaxPool's input row",
     "layers": "layer-table rows", "taps": "tap-table words", "params": "parameter words",
     "lut": "lookup-table entries", "divisors": "divisor words", "moves": "move-table rows",
     "weight_words": "words of the weight RAM (buffers.weight)"}
@@ -102,7 +102,7 @@ class Program:
     lut: list[int]  # lookup-table entries, every table one after the other
     divisors: list[int]  # divisor words (average pools: one per window count 0..kh*kw), table after table
     widths: dict[str, int]
-    dw_copies: int  # depthwise window copies (0: no depthwise layer)
+    dw_copies: int  # banks of the depthwise window memory (0: no depthwise layer)
     dw_depth: int
     weights_external: bool = False  # the weights stream from external memory (hg_weight_dma), whole words
     fmaps_external: bool = False  # feature maps move through external memory (hg_fmap_dma, m_axi_fmap)
@@ -222,7 +222,7 @@ class _Compiler:
         self._check_maps(maps)
         self.depths, self.dw_depth, self.dw_copies = memory.plane_depth, memory.dw_depth, memory.dw_copies
         # addresses, and strides up to a whole plane (maps in external memory have no on-chip address)
-        self.addr_w = max([*self.depths, self.dw_depth] + [m.pixels for m in maps.values()
+        self.addr_w = max([*self.depths, self.dw_copies * self.dw_depth] + [m.pixels for m in maps.values()
                                                            if m.dram_base is None]).bit_length()
         self.param_word = param_word(widths.accumulator_bits)
         # the PEs hold the program's widest weights; the ROM each layer's at its own width (as quantization
@@ -395,13 +395,14 @@ class _Compiler:
         if key not in self.tap_tables:
             self.tap_tables[key] = len(self.taps)
             self.taps.extend(tap_lanes)
+        pitch = x.dw_pitch if depthwise else x.width  # a depthwise row reads the window memory, rows that far apart
         f.update(kind=ARRAY, in_base=x.base, in_h=x.height, in_w=x.width, out_w=out_w, sx=strides[1], sy=strides[0],
-                 x0=-pads[1], y0=-pads[0], pix0=-pads[0] * x.width - pads[1], row_step=strides[0] * x.width,
+                 x0=-pads[1], y0=-pads[0], pix0=-pads[0] * pitch - pads[1], row_step=strides[0] * pitch,
                  in_zp=node.attrs.input_zero_point, in_signed=int(x.quant.signed), in_plane=x.plane,
                  tr=tr, tc=tc, ts=ts, pt=pt, pt_last=pixels - (ts - 1) * pt,
                  w_bits=layer.row.weight_bits, tap_base=self.tap_tables[key],
                  neg=int(rq.neg_multiplier is not None), zp=rq.zero_point, lo=rq.lo, hi=rq.hi,
-                 dw=int(depthwise), dw_base=x.dw_base, in_slot=x.pixels)
+                 dw=int(depthwise), dw_base=x.dw_base, in_slot=x.dw_stride if depthwise else x.pixels)
         m0 = layer.channels[0] if layer.channels else 0
         if (node.name, layer.chunk) not in self.node_roms:  # the first band of the layer emits all of its columns
             self.node_roms[node.name, layer.chunk] = self._node_roms(node, matrix, reduction, m0, out_c, tr,
@@ -459,7 +460,7 @@ class _Compiler:
                 if not depthwise and ci % x.banks != r % x.banks:
                     raise MappingError(f"layer {layer.node.name!r}: lane {r} of row tile {t} reads channel {ci}, "
                                        f"which is not in its bank")
-                coff = (ci >> x.lg) * x.pixels + dy * x.width + dx
+                coff = dy * x.dw_pitch + dx if depthwise else (ci >> x.lg) * x.pixels + dy * x.width + dx
                 lanes.append((1, dy, dx, coff))
             tiles.append(tuple(lanes))
         return tuple(tiles)
@@ -656,6 +657,7 @@ class _Compiler:
                             dma_words=m.segment_words, dma_dram_word=m.dram_word, dma_dram_stride=m.dram_stride,
                             dma_buf_base=buffer.base, dma_buf_stride=m.buffer_stride,
                             dma_dw=int(buffer.dw_read and m.direction == "load"), dma_dw_base=buffer.dw_base,
+                            dma_dw_width=buffer.width, dma_dw_pitch=buffer.dw_pitch, dma_dw_stride=buffer.dw_stride,
                             dma_plane=buffer.plane)
 
     def _writer_fields(self, layer: Layer, out: FeatureMap, x: FeatureMap) -> None:
@@ -666,16 +668,19 @@ class _Compiler:
             self.fail(layer.node, f"it writes channels {m0}..{m1 - 1} of {out.name!r} from inside a block of the "
                                   f"map's {out.banks} channel banks (docs/rtl.md, \"Copies\")")
         slot = (m0 >> out.lg) * out.pixels + layer.origin[0] * out.width + layer.origin[1] + written_offset(layer.row, out)
+        dw_slot = ((m0 >> out.lg) * out.dw_stride + layer.origin[0] * out.dw_pitch + layer.origin[1]
+                   + written_dw_offset(layer.row, out))
         one = out.images > 1 and layer.row.images == 1  # a head row: one image of a batch's map a run
         if one and out.dw_read:
-            self.fail(layer.node, f"a batch's map {out.name!r} is also read in depthwise window copies, which hold "
+            self.fail(layer.node, f"a batch's map {out.name!r} is also read in depthwise window memory, which hold "
                                   "one image")
         layer.image_words = out.image_height * out.width if one else 0
         layer.fields.update(out_base=out.base + slot, out_chan_stride=out.pixels, out_width=out.width * layer.step[0],
                             out_sx=layer.step[1], out_lg=out.lg,
                             out_channels=m1 - m0 + inside, out_signed=int(out.quant.signed), out_plane=out.plane,
                             pool_h=out.image_height if one else out.height, pool_w=out.width, out_dw=int(out.dw_read),
-                            out_dw_base=out.dw_base + slot)
+                            out_dw_base=out.dw_base + dw_slot, out_dw_stride=out.dw_stride,
+                            out_dw_pitch=out.dw_pitch * layer.step[0])
 
     @staticmethod
     def _writes_from_block(layer: Layer, x: FeatureMap, out: FeatureMap, m0: int, m1: int) -> bool:

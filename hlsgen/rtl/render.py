@@ -54,7 +54,8 @@ def move_fields(program: Program) -> list[tuple[str, int]]:
     w, aw = program.widths, program.widths["ADDR_W"]
     return [("wait", _count_bits(layer_count(program))), ("dma_store", 1), ("dma_segments", w["SEG_W"]),
             ("dma_words", w["WORD_W"]), ("dma_dram_word", w["WORD_W"]), ("dma_dram_stride", w["WORD_W"]),
-            ("dma_buf_base", aw), ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw), ("dma_plane", 1)]
+            ("dma_buf_base", aw), ("dma_buf_stride", aw), ("dma_dw", 1), ("dma_dw_base", aw),
+            ("dma_dw_width", w["DIM_W"]), ("dma_dw_pitch", w["DIM_W"]), ("dma_dw_stride", aw), ("dma_plane", 1)]
 
 
 def config_fields(program: Program) -> list[tuple[str, int]]:
@@ -81,7 +82,7 @@ def config_fields(program: Program) -> list[tuple[str, int]]:
         ("div_base", rom["divisors"]),
         ("out_base", aw), ("out_chan_stride", aw), ("out_width", dim), ("out_sx", w["ST_W"]), ("out_lg", 3), ("out_channels", cnt),
         ("out_signed", 1), ("out_plane", 1), ("pool", 1), ("pool_kh", POOL_W), ("pool_kw", POOL_W), ("pool_h", dim),
-        ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw),
+        ("pool_w", dim), ("out_dw", 1), ("out_dw_base", aw), ("out_dw_stride", aw), ("out_dw_pitch", dim),
     ]
 
 

@@ -65,7 +65,7 @@ def lut_model():
 
 def tiled_pool_model():
     """Spatial tiles that split pooling windows (900 pixels in 2 tiles of 450: 15 rows of 30), two column
-    tiles, a 5x5 depthwise layer (25 taps: several row tiles of the depthwise copies) and a residual add."""
+    tiles, a 5x5 depthwise layer (25 taps: several row tiles of the depthwise window memory) and a residual add."""
     nodes = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]),
              helper.make_node("Relu", ["a"], ["r"]),
              helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[2, 2], strides=[2, 2]),

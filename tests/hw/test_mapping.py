@@ -80,7 +80,7 @@ def test_depthwise_mapping_and_its_utilization(model):
         assert t.col_tiles == math.ceil(layer.output_shape[1] / 16)
         util = layer.macs / (layer.cycles * 256)
         assert util <= 9 / 16  # kh * kw / (Tr * R) at best: 56% for 3x3 on 16 rows
-        if t.work.pixels * t.col_tiles >= 512:  # the fixed 57 cycles are under 10% of the stream
+        if t.work.pixels * t.col_tiles >= 640:  # the fixed 66 cycles are about 10% of the stream
             assert util >= 0.5
 
 
@@ -118,7 +118,7 @@ def test_activation_occupancy_is_the_live_feature_maps():
     for layer in mapping.layers:
         activation = layer.buffers[0]
         assert activation.name == "activation"
-        # what the live maps occupy: their banks' words (replicated below R channels) and depthwise copies
+        # what the live maps occupy: their banks' words (replicated below R channels) and depthwise window memory
         assert activation.capacity >= activation.used >= sum(tensor_bytes(graph, t) for t in layer.live)
         assert layer.output in layer.live and all(t in layer.live for t in layer.inputs if t in graph.tensors)
     add = mapping.layer("block1_add")

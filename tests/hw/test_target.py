@@ -104,12 +104,12 @@ def test_unknown_target_on_the_command_line(tmp_path, capsys):
 
 
 def test_top_memory_splits_the_banks_of_the_targets_top(tmp_path):
-    """systolic16x16 gives its top's planes a quarter and 15% of a bank (10,240 words), the rest to 9 copies;
-    targets that say nothing keep three eighths and one eighth, half to the copies."""
+    """systolic16x16 gives its top's planes 35% and 30% of a bank (10,240 words), the rest to the 16 banks
+    of the depthwise window memory; targets that say nothing keep three eighths and one eighth, half to it."""
     from hlsgen.hw.overlay_memory import memory_split
 
     split = memory_split(load_target("systolic16x16"))
-    assert (split.planes, split.copies, split.copy_depth) == ((2560, 1536), 9, 682)
+    assert (split.planes, split.copies, split.copy_depth) == ((3584, 3072), 16, 224)
     eight = memory_split(load_target("systolic8x8"))  # 64 KiB over 8 banks: 8,192 words a bank
     assert (eight.planes, eight.copies, eight.copy_depth) == ((3072, 1024), 8, 512)
     data = _yaml()

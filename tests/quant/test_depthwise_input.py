@@ -1,5 +1,5 @@
 """A depthwise Conv reading the model's input reads it through an identity copy (hlsgen.quant.lower): the
-accelerator's depthwise window copies are filled by the writer, which the input stream does not pass. The copy
+accelerator's depthwise window memory are filled by the writer, which the input stream does not pass. The copy
 changes no integer, and the RTL then has every layer (before, it refused such a model)."""
 import numpy as np
 from onnx import helper

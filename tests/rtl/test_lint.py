@@ -12,8 +12,8 @@ from tests.hw.models import integer_graph
 
 MODULES = sorted(m for src in rtl_sources() for m in re.findall(r"^module\s+(\w+)", src.read_text(), re.M))
 # parameters under which a module has every optional part (defaults elsewhere)
-VARIANTS = {"hg_dw_window": {"COPIES": 3, "DEPTH": 40},
-            "hg_array_engine": {"DW_COPIES": 2, "DW_DEPTH": 30, "EXT_WEIGHTS": 1},
+VARIANTS = {"hg_dw_window": {"BANKS": 4, "DEPTH": 40},
+            "hg_array_engine": {"DW_BANKS": 4, "DW_DEPTH": 30, "EXT_WEIGHTS": 1},
             "hg_vector_lane": {"LUT_DEPTH": 16}, "hg_vector_engine": {"LUT_DEPTH": 16, "DIV_DEPTH": 20},
             "hg_fmap_dma": {"DATA_W": 16}, "hg_weight_dma": {"BEATS": 2},  # words of two beats
             "hg_axil_ctrl": {"R": 64, "C": 64, "IO_BITS": "2'b11"}, "hg_io_reader": {"DATA_W": 128},

@@ -154,7 +154,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
 def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_memory=None,
                 config: dict | None = None) -> list[str]:
     """The top function's interfaces and the partitioning of the memories it declares or reads: the
-    activation memory by plane and bank, the depthwise copies by copy and lane, the tap and parameter
+    activation memory by plane and bank, the depthwise window memory by bank and lane, the tap and parameter
     ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once. With the
     weights in external memory (`memory`, the target's external_memory), an AXI4 master port `wmem` in their place (its
     address in the control registers, its expected latency the target's) and the two staging buffers,

@@ -19,7 +19,7 @@ import numpy as np
 from ...errors import MappingError, UnsupportedModelError, UnsupportedOp, UnsupportedOpsError
 from ...hw.groups import chunk_weights
 from ...hw.placement import map_shape
-from ...hw.rows import written_offset
+from ...hw.rows import written_dw_offset, written_offset
 from ...ir import Graph, Node
 from ...ops.pool import pool_windows
 from ...ops.resize import first_row_repeat, interpolation_fields, resize_edge_pads
@@ -40,7 +40,8 @@ ROW_FIELDS = (
     ("in_zp", "zero point (QLut: the table's first input)"),
     ("b_plane", "second input (QAdd, QMul): plane"), ("b_base", "base address"), ("b_lg", "log2 of its banks"),
     ("b_zp", "zero point"), ("b_one", "one pixel per channel (a QMul's gate), read at pixel 0 of its channel"),
-    ("dw", "array: depthwise mode (reads the depthwise window copies)"), ("dw_base", "input's copy address"),
+    ("dw", "array: depthwise mode (reads the depthwise window memory)"), ("dw_base", "input's window address"),
+    ("dw_stride", "its window words between channel blocks"), ("dw_pitch", "its window row pitch"),
     ("out_h", "rows computed (before a fused pool)"), ("out_w", "columns computed"), ("pixels", "out_h * out_w"),
     ("sy", "stride"), ("sx", "stride"), ("pad_t", "padding above"), ("pad_l", "padding left"),
     ("kh", "window"), ("kw", "window"), ("dil_y", "dilation"), ("dil_x", "dilation"),
@@ -66,7 +67,8 @@ ROW_FIELDS = (
     ("o_h", "height"), ("o_w", "width"), ("o_channels", "channels"),
     ("o_blk", "words between its channel blocks (a batch's map: its N images' H x W)"),
     ("o_img", "words between the images of a batch's map a head row writes, one image a run (0: none)"),
-    ("o_dw", "also written to the depthwise window copies"), ("o_dw_base", "its copy address"),
+    ("o_dw", "also written to the depthwise window memory"), ("o_dw_base", "its window address"),
+    ("o_dw_stride", "its window words between channel blocks"), ("o_dw_pitch", "its window row pitch"),
     ("pool", "a MaxPool runs in the writer"), ("pool_kh", "its window (= stride)"), ("pool_kw", "its window"),
     ("seg_base", "copy: first segment"), ("seg_count", "copy: segments"),
     ("fill", "copy: the output is first filled with `zp` (Pad)"),
@@ -81,7 +83,8 @@ ROW_FIELDS = (
 SEGMENT_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "sel_c", "sel_y", "sel_x",
                   "off_c", "off_y", "off_x", "step_y", "step_x")
 # blk: words between channel blocks; img: words between the images of a batch's map (0: one image)
-PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base", "blk", "img")
+PLACE_FIELDS = ("plane", "base", "lg", "channels", "height", "width", "dw", "dw_base", "blk", "img", "dw_stride",
+                "dw_pitch")
 
 
 @dataclass(frozen=True)
@@ -226,7 +229,7 @@ class _Builder:
         """A port's map: a batch's, one image at a time (image n `img` words on)."""
         base = m.base if m.dram_base is None else m.dram_base
         return (m.plane, base, m.lg, m.channels, m.image_height, m.width, int(m.dw_read), m.dw_base, m.pixels,
-                m.image_height * m.width if m.images > 1 else 0)
+                m.image_height * m.width if m.images > 1 else 0, m.dw_stride, m.dw_pitch)
 
     def _row(self, layer) -> dict[str, int]:
         """Every field 0, then the writer's: the map the row writes (a head row writes one image of a batch's
@@ -238,8 +241,9 @@ class _Builder:
         first = written_offset(layer, out)
         f.update(o_plane=out.plane, o_base=out.base + first, o_lg=out.lg, o_h=out.image_height if one else out.height,
                  o_w=out.width, o_blk=out.pixels, o_img=out.image_height * out.width if one else 0,
-                 o_channels=out.channels, o_dw=int(out.dw_read),
-                 o_dw_base=out.dw_base + first, pool=int(layer.pool is not None), pool_kh=kh, pool_kw=kw)
+                 o_channels=out.channels, o_dw=int(out.dw_read), o_dw_base=out.dw_base + written_dw_offset(layer, out),
+                 o_dw_stride=out.dw_stride, o_dw_pitch=out.dw_pitch, pool=int(layer.pool is not None), pool_kh=kh,
+                 pool_kw=kw)
         return f
 
     def _gate(self, f: dict, x, tensor: str) -> int:
@@ -256,12 +260,13 @@ class _Builder:
         m = self.mapping.placement(tensor)
         f.update({f"{prefix}_plane": m.plane, f"{prefix}_base": m.base, f"{prefix}_lg": m.lg})
         if prefix == "in":
-            f.update(in_c=m.channels, in_h=m.height, in_w=m.width, dw_base=m.dw_base)
+            f.update(in_c=m.channels, in_h=m.height, in_w=m.width, dw_base=m.dw_base, dw_stride=m.dw_stride,
+                     dw_pitch=m.dw_pitch)
         return m
 
     def _dma(self, layer) -> dict[str, int]:
         """A feature-map transfer between the image in external memory and an on-chip buffer map: a load
-        writes the buffer as the writer would (o_* fields, depthwise copies included), a store reads it
+        writes the buffer as the writer would (o_* fields, depthwise window memory included), a store reads it
         (in_* fields); either way a burst of d_words image words per channel block. The mapping keeps maps
         wider than a byte on chip and gives a buffer its external map's banks (hlsgen.hw.banding)."""
         move = layer.move
@@ -271,7 +276,8 @@ class _Builder:
         if load:
             f.update(o_plane=buffer.plane, o_base=buffer.base, o_lg=buffer.lg, o_h=buffer.height, o_w=buffer.width,
                      o_blk=buffer.pixels,
-                     o_channels=buffer.channels, o_dw=int(buffer.dw_read), o_dw_base=buffer.dw_base)
+                     o_channels=buffer.channels, o_dw=int(buffer.dw_read), o_dw_base=buffer.dw_base,
+                     o_dw_stride=buffer.dw_stride, o_dw_pitch=buffer.dw_pitch)
         else:
             f.update(in_plane=buffer.plane, in_base=buffer.base, in_lg=buffer.lg, in_c=buffer.channels,
                      in_h=buffer.height, in_w=buffer.width)
@@ -298,7 +304,8 @@ class _Builder:
                 m0 = chunk * out_c
                 out = self.mapping.placement(layer.output)
                 slot = (m0 >> out.lg) * out.pixels + written_offset(layer, out)
-                f.update(o_base=out.base + slot, o_dw_base=out.dw_base + slot, o_channels=out_c)
+                dw_slot = (m0 >> out.lg) * out.dw_stride + written_dw_offset(layer, out)
+                f.update(o_base=out.base + slot, o_dw_base=out.dw_base + dw_slot, o_channels=out_c)
         else:  # Dense: a window the size of the map; x flattened [c][y][x], lane order k = (y * W + x) * C_pad + c
             # (a batch's: its N images stacked, one output row per image, the window H rows down each)
             kernel, strides, dil, pads = (x.image_height, x.width), (x.image_height, 1), (1, 1), (0, 0)
