@@ -180,8 +180,11 @@ def build_accelerator(options: BuildOptions, step: Step = silent) -> BuildResult
     with step("map"):
         # rejects a layer that does not fit, before anything is written
         mapping = map_model(quantized.graph, target, program="rom" if options.program == "auto" else options.program)
+        folded = None  # (the integer model the accelerator runs, its mapping), once the input's fold is chosen
         if options.program == "auto" and (mapping.weights_external or mapping.maps_external or mapping.input_in_dram):
-            mapping = overlay_or_rom(mapping, quantized.graph, target, graph.notices)
+            folded = overlay_or_rom(mapping, quantized.graph, target, graph.notices,
+                                    fold=lambda m, said: _folded_input(quantized, m, target, options, said))
+            mapping = folded[1]
         latency_mode = None  # a batch build's figures at batch 1, for the report
         if options.batch > 1:  # the same program at N images per run (the back ends keep the batch-1 one)
             residency = "external" if mapping.program_external else "rom"
@@ -193,7 +196,8 @@ def build_accelerator(options: BuildOptions, step: Step = silent) -> BuildResult
         if options.hls_design == "dataflow":  # its processes' loop nests must meet their pipelining
             refuse_external_maps(mapping)
             checked_nests(map_model(quantized.graph, target, fuse_pools=False))
-        machine, mapping = _folded_input(quantized, mapping, target, options, graph.notices)
+        machine, mapping = folded if folded is not None and folded[1] is mapping else \
+            _folded_input(quantized, mapping, target, options, graph.notices)
     staging = staging_for(out)
     try:
         with step("render the HLS C++, RTL and report"):
@@ -392,29 +396,38 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
 OVERLAY_SLOWDOWN = 0.02  # --program auto keeps the model's own top when the target's would be slower than this
 
 
-def overlay_or_rom(own, graph: Graph, target: Target, notices: list[str]):
+def overlay_or_rom(own, graph: Graph, target: Target, notices: list[str], fold=None):
     """--program auto, for a model that uses external memory anyway: the target's top when it holds the model
     at no more than OVERLAY_SLOWDOWN extra cycles, else the model's own mapping `own` (with a notice saying
-    why)."""
+    why). With `fold` (mapping, notices -> (integer model, mapping): the host's input fold, _folded_input) both
+    are compared as they would run, each with its fastest fold, and the chosen pair is returned; without it,
+    the chosen mapping."""
     why = "the RTL is the model's own top (--program rom), not the target's"
+    own_said: list[str] = []
+    own_run = fold(own, own_said) if fold is not None else (None, own)
+
+    def keep_own(reason: str | None = None):
+        notices.extend(own_said + ([f"{why}: {reason}"] if reason else []))
+        return own_run if fold is not None else own
+
     try:
         loaded = map_model(graph, target, program="external")
     except MappingError as exc:  # even bands do not fit the top's split of the activation memory
-        notices.append(f"{why}: {exc}")
-        return own
+        return keep_own(str(exc))
     try:
         compile_program(loaded, graph)
     except OverlayFitError as exc:
-        notices.append(f"{why}: {exc}")
-        return own
+        return keep_own(str(exc))
     except MappingError:  # no RTL for this model at all: write_build_rtl says why
-        return own
-    if loaded.cycles > own.cycles * (1 + OVERLAY_SLOWDOWN):
-        notices.append(f"{why}: the target's top would take {loaded.cycles:,} cycles per inference against its "
-                       f"{own.cycles:,} (its fixed split of the activation memory needs more bands); "
-                       "--program external takes it anyway")
-        return own
-    return loaded
+        return keep_own()
+    loaded_said: list[str] = []
+    loaded_run = fold(loaded, loaded_said) if fold is not None else (None, loaded)
+    if loaded_run[1].cycles > own_run[1].cycles * (1 + OVERLAY_SLOWDOWN):
+        return keep_own(f"the target's top would take {loaded_run[1].cycles:,} cycles per inference against its "
+                        f"{own_run[1].cycles:,} (its fixed split of the activation memory needs more bands); "
+                        "--program external takes it anyway")
+    notices.extend(loaded_said)
+    return loaded_run if fold is not None else loaded
 
 
 def _write_hls(folder: Path, options: BuildOptions, target: Target, graph: Graph, int_inputs: dict,
