@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from ..errors import TargetError
 from ..hw import load_target
+from .soc_boards import SOC_BOARDS, SocBoard
 
 GIB = 1 << 30
 MIB = 1 << 20
@@ -139,10 +140,12 @@ BOARDS: tuple[Board, ...] = (
 TEMPERATURE_GRADES = ("e", "i", "q", "m")  # the last field of an UltraScale+ part name: no other difference
 
 
-def board(name: str) -> Board:
-    """The board called `name`; an unknown name is a TargetError naming the supported ones."""
-    names = [b.name for b in BOARDS]
-    for b in BOARDS:
+def board(name: str) -> Board | SocBoard:
+    """The board called `name` (a Zynq board or an ECP5 board a LiteX SoC is made for); an unknown name is a
+    TargetError naming the supported ones."""
+    everyone = (*BOARDS, *SOC_BOARDS)
+    names = [b.name for b in everyone]
+    for b in everyone:
         if b.name == name:
             return b
     close = difflib.get_close_matches(name, names, n=1)

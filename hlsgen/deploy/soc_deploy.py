@@ -1,0 +1,228 @@
+"""`hlsgen deploy` for the ECP5 boards (hlsgen.deploy.soc_boards): check a build against the board, then write
+DEPLOY the way builds are written (a staging folder swapped in whole, so a failed or interrupted deploy
+leaves DEPLOY as it was):
+
+    rtl/        the accelerator's Verilog and memories (the model's own top: AXI-streams in and out)
+    firmware/   the VexRiscv firmware (hlsgen.deploy.firmware) and the ROM image, for the board's SoC
+    gateware/   the LiteX SoC for the board (hlsgen.deploy.soc): Verilog, pin constraints, the build script,
+                and with the bitstream the .bit, .svf and nextpnr's report (hlsgen.deploy.bitstream)
+    sim/        with --simulate: the whole SoC's console in Verilator and its verdict (hlsgen.deploy.soc_sim)
+    README.md   how to program the board and read the answers; deploy.json what was made
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .. import __version__
+from ..errors import MappingError, MismatchError, PathError, ToolError
+from ..paths import reading_build
+from ..progress import silent
+from ..staging import staging_for
+from ..templating import make_environment, render_with
+from .checks import MARKER, check_out
+from .firmware import build_firmware, images_header, require_gcc, rom_bytes
+from .ports import read_ports
+from .soc_boards import SocBoard, same_fabric
+
+LITEX_PACKAGES = "litex litedram litex-boards pythondata-cpu-vexriscv"
+STORED_IMAGES = 16  # the most test images the firmware carries (the build stores 16)
+
+
+@dataclass(frozen=True)
+class SocBuild:
+    """A build folder whose accelerator goes into the board's SoC."""
+
+    folder: Path
+    model: str
+    target: str
+    top: str
+    bits: int  # a stream beat: one input or output integer
+    inputs: np.ndarray  # the stored test images, one row of beats each (the inputs one after another)
+    outputs: np.ndarray  # the integer reference's output beats (two's complement, `bits` wide), a row an image
+    rtl_verified: str
+
+
+@dataclass(frozen=True)
+class SimVerdict:
+    images: int
+    exact: bool
+    mismatches: tuple[str, ...]
+    accelerator_cycles: int  # per inference, the most of the images
+    soc_cycles: int  # per inference with the firmware's copies, registers and wait, the most of the images
+    build_s: float
+    run_s: float
+    built: bool
+
+    def line(self, board: SocBoard) -> str:
+        verdict = "bit-exact" if self.exact else f"{len(self.mismatches)} MISMATCHES"
+        per_s = board.sys_clk_mhz * 1e6 / self.soc_cycles
+        return (f"whole-SoC simulation of {board.name}: {self.images} image(s) {verdict} against the integer "
+                f"reference; {self.soc_cycles:,} SoC cycles per inference ({self.accelerator_cycles:,} in the "
+                f"accelerator), {per_s:,.0f} images/s at {board.sys_clk_mhz:g} MHz; Verilator "
+                f"{'build ' + format(self.build_s, '.1f') + ' s' if self.built else 'model cached'}, simulation "
+                f"{self.run_s:.1f} s")
+
+
+@dataclass(frozen=True)
+class SocDeployed:
+    out: Path
+    files: tuple[str, ...]
+    simulation: SimVerdict | None
+    bitstream: dict | None  # hlsgen.deploy.bitstream's figures, when it was made
+
+
+def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = None, bitstream: bool = True,
+               step=None) -> SocDeployed:
+    """Check `build` against `board`, write DEPLOY whole (module docstring), simulating the SoC on `simulate`
+    stored images first when asked; a simulation that differs from the reference writes nothing (exit 5)."""
+    build, out = Path(build), Path(out)
+    checked = check_soc_build(build, board)
+    check_out(out)
+    _require_litex()
+    require_gcc()
+    step = step or silent
+    staging = staging_for(out)
+    try:
+        staging.folder.chmod(0o755)
+        folder = staging.folder
+        top = _copy_rtl(checked, folder / "rtl")
+        images = checked.inputs[:STORED_IMAGES]
+        verdict = None
+        if simulate is not None:
+            with step(f"whole-SoC simulation of {min(simulate, len(images))} image(s)"):
+                verdict = _simulate(checked, board, top, min(simulate, len(images)), folder / "sim")
+            if not verdict.exact:
+                raise MismatchError(f"the whole-SoC simulation differs from the integer reference: "
+                                    + "; ".join(verdict.mismatches[:3]))
+        from .bitstream import make_gateware
+        with step("LiteX SoC for " + board.name + (" and its bitstream (Yosys, nextpnr-ecp5)" if bitstream else "")):
+            figures = make_gateware(board, top, checked, images, folder, bitstream)
+        _write_readme(folder, checked, board, verdict, figures)
+        files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
+        staging.commit()
+    except OSError as exc:
+        raise PathError(f"cannot write {out}: {(exc.strerror or str(exc)).lower()}; {out} is left as it was") from None
+    finally:
+        staging.discard()
+    return SocDeployed(out, files, verdict, figures)
+
+
+def check_soc_build(build: Path, board: SocBoard) -> SocBuild:
+    """`build` as the board's SoC takes it: a build folder (else exit 6) for the board's ECP5 fabric with the
+    model's own stream top (else exit 3, naming the rebuild)."""
+    if not build.is_dir():
+        raise PathError(f"{build}: no such build folder; run `hlsgen build` first")
+    needed = ("build.json", "report.json", "verify/int_inputs.npz", "verify/int_outputs.npz")
+    missing = [f for f in needed if not (build / f).is_file()]
+    if missing:
+        raise PathError(f"{build} is not an hlsgen build folder (no {', '.join(missing)}); run `hlsgen build` first")
+    fix = f"rebuild with --target {board.target} --program rom"
+    with reading_build(build):
+        report = json.loads((build / "report.json").read_text())
+        built = json.loads((build / "build.json").read_text())
+        target, rtl = report["target"], report["designs"]["rtl"]
+        part, design, program = str(target["part"]), rtl.get("design"), rtl.get("program")
+        inputs = dict(np.load(build / "verify" / "int_inputs.npz"))
+        outputs = dict(np.load(build / "verify" / "int_outputs.npz"))
+        names_in, names_out = list(built["inputs"]), list(built["outputs"])
+        verification = (report.get("verification") or {}).get("rtl")
+    if not same_fabric(part, board):
+        raise MappingError(f"{build} was built for target {target['name']} (part {part}); the {board.name}'s SoC "
+                           f"needs an ECP5 85F build: {fix}")
+    if design is None:
+        raise MappingError(f"{build} has no Verilog RTL ({rtl.get('why') or 'see its report.json'}); {fix}")
+    if program != "rom":
+        raise MappingError(f"{build}'s RTL is the target's top (--program {program}), which takes more block RAM "
+                           f"than the {board.part} has beside the SoC: {fix}")
+    tops = [p for p in sorted((build / "rtl").glob("*_top.v")) if not p.name.endswith("_tb.v")]
+    if len(tops) != 1:
+        raise PathError(f"{build}/rtl holds no single *_top.v; rebuild it with `hlsgen build`")
+    top = tops[0].stem
+    ports = {p.name: p for p in read_ports(tops[0], top)}
+    masters = sorted({n.rsplit("_", 1)[0] for n in ports if n.startswith("m_axi") and not n.startswith("m_axis")})
+    if masters or "s_axis_tdata" not in ports or "m_axis_tdata" not in ports:
+        raise MappingError(f"{build}'s top {top} reads weights or feature maps from external memory "
+                           f"({', '.join(masters) or 'no streams'}): the {board.name}'s SoC takes a model whose "
+                           "weights and maps fit the accelerator's on-chip memory (its own top, streams in and out)")
+    bits = ports["s_axis_tdata"].width
+    count = len(inputs[names_in[0]])
+    mask = (1 << bits) - 1
+    x = np.concatenate([np.asarray(inputs[t], np.int64).reshape(count, -1) for t in names_in], axis=1) & mask
+    y = np.concatenate([np.asarray(outputs[t], np.int64).reshape(count, -1) for t in names_out], axis=1) & mask
+    status = ("verified bit-exact" if isinstance(verification, dict) and verification.get("passed")
+              else "not simulated by `hlsgen sim`")
+    return SocBuild(build, Path(str(built["model"])).stem, str(target["name"]), top, bits, x, y, status)
+
+
+def _copy_rtl(checked: SocBuild, dest: Path):
+    """The accelerator's Verilog (no testbench) and memories into DEPLOY/rtl; its StreamTop there."""
+    from .soc import StreamTop
+
+    dest.mkdir(parents=True)
+    for source in sorted((checked.folder / "rtl").iterdir()):
+        if source.suffix in (".v", ".mem") and not source.name.endswith("_tb.v"):
+            shutil.copyfile(source, dest / source.name)
+    sources = (dest / f"{checked.top}.v", *sorted(p for p in dest.glob("hg_*.v")))
+    return StreamTop(checked.top, sources, dest, checked.inputs.shape[1], checked.outputs.shape[1],
+                     checked.bits, checked.bits)
+
+
+def firmware_headers(checked: SocBuild, top, images: np.ndarray, board: SocBoard) -> dict[str, str]:
+    return {"images.h": images_header(images, top.in_words, top.out_words, top.out_elems * top.out_width // 8,
+                                      top.in_width, checked.model, board.name)}
+
+
+def _simulate(checked: SocBuild, board: SocBoard, top, count: int, folder: Path) -> SimVerdict:
+    from .soc import SimSoC
+    from .soc_sim import simulate_soc
+
+    images = checked.inputs[:count]
+    soc = SimSoC(top, rom_bytes(len(images), top.in_words), board)
+    soc.finalize()
+    firmware = build_firmware(soc, firmware_headers(checked, top, images, board), folder / "firmware")
+    run = simulate_soc(soc, firmware.words, top.memories, folder / "console.log")
+    mismatches = []
+    for i, want in enumerate(checked.outputs[:count]):
+        expected = bytes(int(v) for v in want)
+        got = run.inferences[i].outputs[:len(expected)] if i < len(run.inferences) else None
+        if got != expected:
+            mismatches.append(f"image {i}: SoC {got.hex() if got is not None else 'no answer'}, reference "
+                              f"{expected.hex()}")
+    verdict = SimVerdict(count, not mismatches, tuple(mismatches),
+                         max(r.accelerator_cycles for r in run.inferences),
+                         max(r.soc_cycles for r in run.inferences), run.build_s, run.run_s, run.built)
+    (folder / "verdict.json").write_text(json.dumps({
+        "images": count, "bit_exact": verdict.exact, "mismatches": list(mismatches),
+        "accelerator_cycles": [r.accelerator_cycles for r in run.inferences],
+        "soc_cycles": [r.soc_cycles for r in run.inferences]}, indent=1) + "\n")
+    return verdict
+
+
+def _write_readme(folder: Path, checked: SocBuild, board: SocBoard, verdict: SimVerdict | None,
+                  figures: dict | None) -> None:
+    context = dict(board=board, build=checked, version=__version__, verdict=verdict.line(board) if verdict else None,
+                   figures=figures, deploy_name=folder.name)
+    (folder / "README.md").write_text(render_with(make_environment("deploy"), "deploy", "soc_README.md.j2", **context))
+    record = {"board": board.name, "part": board.part, "target": checked.target, "top": checked.top,
+              "clock_mhz": board.sys_clk_mhz, "model": checked.model, "hlsgen": __version__,
+              "simulation": None if verdict is None else {"images": verdict.images, "bit_exact": verdict.exact,
+                                                          "soc_cycles": verdict.soc_cycles,
+                                                          "accelerator_cycles": verdict.accelerator_cycles},
+              "bitstream": figures}
+    (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n")
+
+
+def _require_litex() -> None:
+    try:
+        import litedram  # noqa: F401
+        import litex  # noqa: F401
+        import litex_boards  # noqa: F401
+        import pythondata_cpu_vexriscv  # noqa: F401
+    except ImportError as exc:
+        raise ToolError(f"the ECP5 boards' SoC needs LiteX ({exc.name} is not installed): pip install "
+                        f"{LITEX_PACKAGES}") from None
