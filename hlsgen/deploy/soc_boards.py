@@ -19,7 +19,8 @@ class SocBoard:
     memory_kind: str
     litex_target: str  # the module under litex_boards.targets whose BaseSoC makes the CRG and DRAM controller
     options: tuple[tuple[str, object], ...]  # that BaseSoC's keyword arguments for this board
-    sys_clk_mhz: float  # the SoC's clock: CPU, DRAM controller and accelerator
+    sys_clk_mhz: float  # the SoC's clock: CPU, DRAM controller and accelerator (the ULX3S's speed grade 6
+    #                     routes the SoC at 44.7 MHz: 40)
     programmer: str  # openFPGALoader's --board
     serial: str  # where the board's UART shows up on the PC
     sim_dram: tuple[str, int]  # the board's DRAM chip (litedram.modules) and data width, modelled in simulation
@@ -47,7 +48,7 @@ class SocBoard:
 
 SOC_BOARDS: tuple[SocBoard, ...] = (
     SocBoard("ulx3s-85f", "Radiona ULX3S (LFE5U-85F)", "LFE5U-85F-6BG381C", 32 * MIB, "SDRAM", "radiona_ulx3s",
-             (("device", "LFE5U-85F"), ("revision", "2.0"), ("sdram_module_cls", "MT48LC16M16")), 50.0,
+             (("device", "LFE5U-85F"), ("revision", "2.0"), ("sdram_module_cls", "MT48LC16M16")), 40.0,
              "ulx3s", "/dev/ttyUSB0 (the FTDI FT231X)", ("MT48LC16M16", 16)),
     SocBoard("ecpix5-85f", "LambdaConcept ECPIX-5 (LFE5UM5G-85F)", "LFE5UM5G-85F-8BG554I", 512 * MIB, "DDR3",
              "lambdaconcept_ecpix5", (("device", "85F"),), 50.0, "ecpix5", "/dev/ttyUSB1 (the FT2232's B channel)",

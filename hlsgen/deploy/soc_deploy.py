@@ -24,6 +24,7 @@ from ..paths import reading_build
 from ..progress import silent
 from ..staging import staging_for
 from ..templating import make_environment, render_with
+from .bitstream import make_gateware
 from .checks import MARKER, check_out
 from .firmware import build_firmware, images_header, require_gcc, rom_bytes
 from .ports import read_ports
@@ -99,9 +100,9 @@ def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = N
             if not verdict.exact:
                 raise MismatchError(f"the whole-SoC simulation differs from the integer reference: "
                                     + "; ".join(verdict.mismatches[:3]))
-        from .bitstream import make_gateware
         with step("LiteX SoC for " + board.name + (" and its bitstream (Yosys, nextpnr-ecp5)" if bitstream else "")):
-            figures = make_gateware(board, top, checked, images, folder, bitstream)
+            figures = make_gateware(board, top, len(images), firmware_headers(checked, top, images, board), folder,
+                                    bitstream)
         _write_readme(folder, checked, board, verdict, figures)
         files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
         staging.commit()

@@ -12,12 +12,14 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 import types
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import ToolError
 from ..paths import cache_dir
+from ..rtl.runner import STAMP, prune
 from ..rtl.toolchain import tool_env
 
 MODULES = ("clocker", "serial2console")  # LiteX's simulation modules (C plugins) the SoC uses
@@ -25,6 +27,7 @@ LIBRARIES = "libevent-dev libjson-c-dev zlib1g-dev"  # Debian's packages those p
 LINE = re.compile(r"image (\d+) out ([0-9a-f]*) acc_cycles (\d+) soc_cycles (\d+)")
 DONE = re.compile(r"done total_cycles (\d+)")
 TIMEOUT_S = 1800
+KEEP = 4  # simulators kept in the cache (one per SoC: per model, as its accelerator is the model's own)
 
 
 @dataclass(frozen=True)
@@ -58,33 +61,48 @@ def simulate_soc(soc, rom: tuple[int, ...], memories: tuple[Path, ...], log: Pat
     # MODULES are compiled (_env), none of which uses it
     if "pythondata_misc_tapcfg" not in sys.modules and importlib.util.find_spec("pythondata_misc_tapcfg") is None:
         sys.modules["pythondata_misc_tapcfg"] = types.SimpleNamespace(data_location="/nonexistent")
-    staging = cache_dir("soc_sim") / "generating"
-    shutil.rmtree(staging, ignore_errors=True)
-    soc.platform.output_dir = str(staging)
-    # soc.build, not LiteX's Builder (which wants a BIOS's C library); run=False only generates
-    soc.build(build_dir=str(staging / "gateware"), sim_config=config, run=False)
-    gateware = staging / "gateware"
-    folder = cache_dir("soc_sim") / _key(gateware, soc)
-    start = time.perf_counter()
-    built = not (folder / "obj_dir" / "Vsim").is_file()
-    if built:
-        done = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=_env(), capture_output=True, text=True)
-        if done.returncode != 0:
-            (gateware / "build.log").write_text(done.stdout + done.stderr)
-            raise ToolError(f"Verilator could not build the SoC's simulation ({_missing(done.stdout + done.stderr)}); "
-                            f"log: {gateware / 'build.log'}")
-        shutil.rmtree(folder, ignore_errors=True)
-        gateware.rename(folder)
-    else:  # the model is cached: today's memories (ROM, SRAM, main RAM init files) beside it
-        for init in gateware.glob("*.init"):
-            shutil.copyfile(init, folder / init.name)
-    shutil.rmtree(staging, ignore_errors=True)
-    for memory in memories:
-        shutil.copyfile(memory, folder / memory.name)
-    build_s = time.perf_counter() - start
-    # stdin a pipe: serial2console watches it with libevent, which cannot watch /dev/null
-    run = subprocess.run([str(folder / "obj_dir" / "Vsim")], cwd=folder, input="", capture_output=True, text=True,
-                         errors="replace", timeout=TIMEOUT_S)
+    root = cache_dir("soc_sim")
+    root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=".generating-", dir=root))  # one per process: builds run in parallel
+    try:
+        soc.platform.output_dir = str(staging)
+        # soc.build, not LiteX's Builder (which wants a BIOS's C library); run=False only generates
+        soc.build(build_dir=str(staging / "gateware"), sim_config=config, run=False)
+        gateware = staging / "gateware"
+        folder = root / f"soc_{_key(gateware, soc)}"
+        start = time.perf_counter()
+        built = not (folder / "obj_dir" / "Vsim").is_file()
+        if built:
+            done = subprocess.run(["bash", "build_sim.sh"], cwd=gateware, env=_env(), capture_output=True, text=True)
+            if done.returncode != 0:
+                log.write_text(done.stdout + done.stderr)
+                raise ToolError(f"Verilator could not build the SoC's simulation ({_missing(done.stdout + done.stderr)});"
+                                f" log: {log}")
+            for built_file in (gateware / "obj_dir").iterdir():  # the simulator is all a run needs of it
+                if built_file.name != "Vsim":
+                    built_file.unlink() if built_file.is_file() else shutil.rmtree(built_file)
+            try:
+                gateware.rename(folder)
+            except OSError:  # another process built the same model meanwhile: its copy serves
+                pass
+        (folder / STAMP).touch()
+        prune(root, "soc", KEEP)
+        # a folder of its own for this run (parallel runs of one model read other memories): the model's
+        # configuration and plugins beside today's ROM, SRAM and RAM contents and the accelerator's memories
+        run_dir = staging / "run"
+        run_dir.mkdir()
+        (run_dir / "modules").symlink_to(folder / "modules")
+        shutil.copyfile(folder / "sim_config.js", run_dir / "sim_config.js")
+        for init in (gateware if gateware.is_dir() else folder).glob("*.init"):
+            shutil.copyfile(init, run_dir / init.name)
+        for memory in memories:
+            shutil.copyfile(memory, run_dir / memory.name)
+        build_s = time.perf_counter() - start
+        # stdin a pipe: serial2console watches it with libevent, which cannot watch /dev/null
+        run = subprocess.run([str(folder / "obj_dir" / "Vsim")], cwd=run_dir, input="", capture_output=True,
+                             text=True, errors="replace", timeout=TIMEOUT_S)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     console = run.stdout + run.stderr
     log.write_text(console)
     if not DONE.search(console):
@@ -116,5 +134,5 @@ def _missing(log: str) -> str:
     """What a failed simulation build lacked, in words a user acts on."""
     if re.search(r"(event2?/event\.h|json-c/json\.h|zlib\.h)", log):
         return f"a C library's headers are missing: install Debian's {LIBRARIES}"
-    last = [line for line in log.splitlines() if "error" in line.lower()]
-    return last[0].strip()[:200] if last else "see the log"
+    errors = [line.strip() for line in log.splitlines() if re.search(r"(%Error|: error:|\*\*\*)", line)]
+    return errors[0][:200] if errors else "see the log"
