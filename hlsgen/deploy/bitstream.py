@@ -70,8 +70,8 @@ def _bitstream(board: SocBoard, gateware: Path) -> dict:
     if not clocks:
         raise ToolError(f"nextpnr reported no clock's Fmax; log: {gateware / (NAME + '_build.log')}")
     # the SoC's clock (the CPU's, DRAM controller's and accelerator's) is the slowest constrained one
-    fmax = min(f for f, want in clocks.values() if abs(want - board.sys_clk_mhz) < 0.5) if any(
-        abs(want - board.sys_clk_mhz) < 0.5 for _, want in clocks.values()) else min(f for f, _ in clocks.values())
+    soc_clock = [f for f, want in clocks.values() if abs(want - board.sys_clk_mhz) < 0.5]
+    fmax = min(soc_clock or [f for f, _ in clocks.values()])
     failing = [name for name, (f, want) in clocks.items() if f < want]
     used = {m[1]: (int(m[2]), int(m[3])) for m in USED.finditer(log)}
     critical = [line.split("Sink ", 1)[1].strip() for line in log.splitlines() if "Sink " in line]

@@ -150,11 +150,11 @@ class SimSoC(SoCCore):
         add_accelerator(self, top)
 
 
-def board_soc(board: SocBoard, top: StreamTop, rom_bytes: int, toolchain: str = "trellis"):
+def board_soc(board: SocBoard, top: StreamTop, rom_bytes: int):
     """The board's SoC: litex-boards' BaseSoC for `board` (its CRG, pins, DRAM controller and PHY, UART) with
     the CPU, ROM and SRAM above and the accelerator added."""
     target = importlib.import_module(f"litex_boards.targets.{board.litex_target}")
-    soc = target.BaseSoC(**dict(board.options), toolchain=toolchain, sys_clk_freq=int(board.sys_clk_mhz * 1e6),
+    soc = target.BaseSoC(**dict(board.options), toolchain="trellis", sys_clk_freq=int(board.sys_clk_mhz * 1e6),
                          cpu_type=CPU[0], cpu_variant=CPU[1], integrated_rom_size=rom_bytes,
                          integrated_sram_size=SRAM_BYTES, timer_uptime=True)
     add_accelerator(soc, top)

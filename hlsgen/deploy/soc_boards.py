@@ -37,10 +37,6 @@ class SocBoard:
         return f"{self.memory_bytes // MIB} MiB {self.memory_kind}"
 
     @property
-    def pl_clock_mhz(self) -> float:
-        return self.sys_clk_mhz
-
-    @property
     def makes(self) -> str:
         return (f"a LiteX SoC (VexRiscv, {self.memory_kind} controller, the accelerator at {self.sys_clk_mhz:g} MHz), "
                 "its firmware, .bit/.svf by Yosys + nextpnr-ecp5")
