@@ -78,19 +78,29 @@ def inspect(model_path: str, input_shape: tuple[str, ...]) -> None:
         out.print("passes fired: none (the graph was already optimal)")
 
 
+def _backend(ctx, param, value: str) -> str:
+    if value in BACKENDS or (value.startswith("uart:") and len(value) > len("uart:")):
+        return value
+    raise click.BadParameter(f"{value!r}: choose one of {', '.join(BACKENDS)}, or uart:PORT (uart:/dev/ttyUSB0)")
+
+
 @cli.command()
-@click.argument("model_path", metavar="MODEL.onnx|BUILD")
+@click.argument("model_path", metavar="MODEL.onnx|BUILD|DEPLOY")
 @click.option("--inputs", "inputs_path", required=True, metavar="IN.npz",
               help="npz with one array per graph input (N samples along the batch axis).")
 @click.option("-o", "--output", "output_path", required=True, metavar="OUT.npz",
               help="npz to write, one array per graph output.")
 @click.option("--no-optimize", is_flag=True, help="ONNX models: run the graph as imported, without the passes.")
 @click.option("--raw", is_flag=True, help="Build folders: write the integer outputs instead of dequantized ones.")
-@click.option("--backend", type=click.Choice(BACKENDS), default="reference", show_default=True,
+@click.option("--backend", callback=_backend, default="reference", show_default=True,
+              metavar="[" + "|".join(BACKENDS) + "|uart:PORT]",
               help="Build folders: what runs the accelerator's segments: the integer reference, the g++-compiled "
                    "HLS C++ (csim) or the Verilated RTL (rtl), each proven bit-exact as it runs, or a PYNQ board "
                    "(pynq; run on the board); host ops in between. A build with the target's top (--program "
-                   "external) runs on rtl as on a board: the driver's register sequence against the Verilated top.")
+                   "external) runs on rtl as on a board: the driver's register sequence against the Verilated top. "
+                   "uart:PORT runs an ECP5 board's deploy folder (hlsgen deploy --board ulx3s-85f|ecpix5-85f) on "
+                   "the board behind serial port PORT (uart:/dev/ttyUSB0), or on its simulation "
+                   "(uart:socket://HOST:N).")
 @click.option("--input-shape", "input_shape", multiple=True, metavar="NAME:1x3xHxW",
               help="ONNX models: " + INPUT_SHAPE_HELP)
 def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, raw: bool, backend: str,
@@ -112,8 +122,8 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
         with Accelerator(Path(model_path), backend) as accelerator:
             results = accelerator.run(arrays)
             if accelerator.last_cycles:
-                out.print(f"{backend}: the device's last inference took {accelerator.last_cycles:,} cycles "
-                          "(CONTROL.start to DONE)")
+                span = "first input to last output beat" if backend.startswith("uart:") else "CONTROL.start to DONE"
+                out.print(f"{backend}: the device's last inference took {accelerator.last_cycles:,} cycles ({span})")
     elif Path(model_path).is_dir():
         quantized = load_build(Path(model_path))
         _warn_out_of_range(quantized.range_warnings(arrays))

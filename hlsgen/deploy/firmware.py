@@ -1,27 +1,39 @@
-"""hlsgen's SoC firmware (templates/firmware/): freestanding C for the SoC's VexRiscv, built with Debian's
-gcc-riscv64-unknown-elf (rv32im, no C library) around LiteX's generated register and memory headers and the
-images it runs (images.h: the build's stored test images, packed as the input DMA reads them). It lives in
-the SoC's integrated ROM; hlsgen.deploy.soc_sim runs it in simulation and the bitstream carries it."""
+"""hlsgen's SoC firmware (templates/firmware/): C for the SoC's VexRiscv, built with Debian's
+gcc-riscv64-unknown-elf against LiteX's own software libraries for that SoC (picolibc, libbase, liblitedram:
+the DRAM's initialisation, leveling and memory test are LiteX's, as its BIOS runs them), with the images it
+runs (images.h: the build's stored test images, packed as the input DMA reads them). It lives in the SoC's
+integrated ROM in place of LiteX's BIOS; hlsgen.deploy.soc_sim runs it in simulation and the bitstream
+carries it. Its serial protocol (docs/deploy.md, "ECP5 boards") is what hlsgen.runtime.uart speaks."""
 from __future__ import annotations
 
+import fcntl
+import hashlib
+import os
 import re
 import shutil
 import subprocess
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
 from ..errors import ToolError
+from ..paths import cache_dir
+from ..rtl.runner import STAMP, prune
 from ..resources import data_dir
 from ..templating import make_environment, render_with
 
 FOLDER = "firmware"
-SOURCES = ("crt0.S", "main.c")
+SOURCES = ("crt0.S", "main.c", "Makefile")
 GCC, OBJCOPY = "riscv64-unknown-elf-gcc", "riscv64-unknown-elf-objcopy"
 GCC_PACKAGE = "gcc-riscv64-unknown-elf"  # Debian's, with the rv32im/ilp32 multilib
-FLAGS = ("-march=rv32im", "-mabi=ilp32", "-O2", "-nostdlib", "-ffreestanding", "-Wall", "-Werror", "-Wl,--no-relax")
-ROM_SLACK = 0x4000  # bytes of code beside the images (the firmware is about 2 KiB)
+LIBRARIES = ("libc", "libcompiler_rt", "libbase", "liblitedram")  # LiteX's software packages the firmware links
+GENERATED = ("csr.h", "mem.h", "soc.h", "sdram_phy.h")  # LiteX's headers for the SoC, copied beside the sources
+ROM_SLACK = 0x6000  # bytes of code and constants beside the images (the firmware with LiteX's libraries: 12-20 KiB)
+MEMTEST_BYTES = 8192  # liblitedram's memory test after the DRAM's initialisation (LiteX's BIOS: 2 MiB)
+KEEP = 4  # LiteX software builds kept in the cache (one per SoC's register map)
+BLOCK = 1024  # input bytes the host sends before waiting for the firmware's '+' (the simulator buffers 2 KiB)
 
 
 @dataclass(frozen=True)
@@ -45,62 +57,135 @@ def rom_bytes(images: int, in_words: int) -> int:
     return 1 << (images * in_words * 4 + ROM_SLACK).bit_length()
 
 
+def prepare_soc(soc) -> None:
+    """What the firmware asks of the SoC, before it is finalized: LiteX's UART driver polling (the firmware
+    takes no interrupts) and a short memory test after the DRAM's initialisation."""
+    soc.add_constant("UART_POLLING")
+    soc.add_constant("MEMTEST_DATA_SIZE", MEMTEST_BYTES)
+
+
 def require_gcc() -> None:
     if shutil.which(GCC) is None:
         raise ToolError(f"the SoC's firmware needs {GCC}, which is not installed: install Debian's {GCC_PACKAGE} "
                         f"(apt-get install {GCC_PACKAGE})")
 
 
-def images_header(images: np.ndarray, in_words: int, out_words: int, out_bytes: int, width: int,
-                  model: str, board: str) -> str:
-    """images.h: each image's input beats (`width` bits) packed little-endian into 32-bit words."""
+def pack_words(beats, width: int) -> list[int]:
+    """Input beats (`width` bits each) packed little-endian into 32-bit words, as the input DMA reads them."""
     per_word, mask = 32 // width, (1 << width) - 1
-    rows = []
-    for image in images:
-        beats = [int(v) & mask for v in np.asarray(image).ravel()]
-        beats += [0] * (-len(beats) % per_word)
-        words = [sum(b << (width * j) for j, b in enumerate(beats[k:k + per_word])) for k in range(0, len(beats), per_word)]
-        rows.append("    {" + ", ".join(f"0x{w:08x}" for w in words) + "},")
-    return (f'#define MODEL_NAME "{model}"\n#define BOARD_NAME "{board}"\n#define N_IMAGES {len(images)}\n'
-            f"#define IN_WORDS {in_words}\n#define OUT_WORDS {out_words}\n#define OUT_BYTES {out_bytes}\n"
+    beats = [int(v) & mask for v in np.asarray(beats).ravel()]
+    beats += [0] * (-len(beats) % per_word)
+    return [sum(b << (width * j) for j, b in enumerate(beats[k:k + per_word])) for k in range(0, len(beats), per_word)]
+
+
+def images_header(images: np.ndarray, in_words: int, out_words: int, out_bytes: int, width: int,
+                  model: str, board: str, model_id: str, finish: bool) -> str:
+    """images.h: each image's input beats (`width` bits) packed little-endian into 32-bit words; `finish`:
+    end the simulation after the stored images (else serve the host)."""
+    rows = ["    {" + ", ".join(f"0x{w:08x}" for w in pack_words(image, width)) + "}," for image in images]
+    return (f'#define MODEL_NAME "{model}"\n#define BOARD_NAME "{board}"\n#define MODEL_ID "{model_id}"\n'
+            f"#define N_IMAGES {len(images)}\n#define IN_WORDS {in_words}\n#define OUT_WORDS {out_words}\n"
+            f"#define OUT_BYTES {out_bytes}\n#define BLOCK {BLOCK}\n#define FINISH_AFTER_IMAGES {int(finish)}\n"
             f"static const uint32_t images[N_IMAGES][IN_WORDS] = {{\n" + "\n".join(rows) + "\n};\n")
 
 
 def build_firmware(soc, headers: dict[str, str], folder: Path) -> Firmware:
-    """Write the sources, LiteX's csr.h and mem.h for the finalized `soc`, `headers` (images.h) and the linker
-    script into `folder`, compile, and return the ROM's words; a firmware larger than the ROM is a ToolError."""
-    from litex.soc.integration import export
+    """Write the sources, LiteX's generated headers for the finalized `soc`, `headers` (images.h) and the
+    linker script into `folder`, build it against LiteX's libraries for `soc` (cached) and return the ROM's
+    words; a firmware larger than the ROM is a ToolError."""
     from litex.soc.integration.soc_core import get_mem_data
 
     require_gcc()
+    software = litex_software(soc)
     folder.mkdir(parents=True, exist_ok=True)
     for name in SOURCES:
         shutil.copyfile(data_dir("templates") / FOLDER / name, folder / name)
+    (folder / "generated").mkdir(exist_ok=True)
+    for name in GENERATED:
+        source = software / "include" / "generated" / name
+        if source.is_file():
+            (folder / "generated" / name).write_text(undated(source.read_text()))
     rom, sram = soc.mem_regions["rom"], soc.mem_regions["sram"]
-    files = {
-        "csr.h": export.get_csr_header(soc.csr_regions, soc.constants, csr_base=soc.mem_regions["csr"].origin,
-                                       with_access_functions=False),
-        "mem.h": export.get_mem_header(soc.mem_regions),
-        "linker.ld": render_with(make_environment(FOLDER), FOLDER, "linker.ld.j2", rom_origin=hex(rom.origin),
-                                 rom_size=hex(rom.size), sram_origin=hex(sram.origin), sram_size=hex(sram.size)),
-        **headers,
-    }
-    for name, text in files.items():
-        (folder / name).write_text(undated(text))
-    elf, binary = folder / "firmware.elf", folder / "firmware.bin"
-    # in the folder, by relative names and one object each: the ELF names its sources, the same wherever built
-    for command in ([GCC, *FLAGS, "-I", ".", "-c", "-o", Path(source).with_suffix(".o").name, source]
-                    for source in SOURCES):
-        _compile(command, folder)
-    _compile([GCC, *FLAGS, "-T", "linker.ld", "-o", elf.name, *(Path(s).with_suffix(".o").name for s in SOURCES),
-              "-lgcc"], folder)
-    subprocess.run([OBJCOPY, "-O", "binary", str(elf), str(binary)], check=True, capture_output=True)
+    (folder / "linker.ld").write_text(render_with(
+        make_environment(FOLDER), FOLDER, "linker.ld.j2", rom_origin=hex(rom.origin), rom_size=hex(rom.size),
+        sram_origin=hex(sram.origin), sram_size=hex(sram.size)))
+    for name, text in headers.items():
+        (folder / name).write_text(text)
+    done = subprocess.run(["make", "-s", f"SOFTWARE={software}"], cwd=folder, capture_output=True, text=True,
+                          env=_env())
+    for scratch in (*folder.glob("*.o"), *folder.glob("*.d")):  # the .d files name the cache's paths
+        scratch.unlink()
+    if done.returncode != 0:
+        raise ToolError(f"{GCC} failed on the SoC's firmware: {(done.stderr or done.stdout).strip()[:400]}")
+    binary = folder / "firmware.bin"
     if binary.stat().st_size > rom.size:
         raise ToolError(f"the SoC's firmware takes {binary.stat().st_size:,} bytes, more than its ROM's {rom.size:,}")
     return Firmware(folder, tuple(get_mem_data(str(binary), data_width=32, endianness="little")))
 
 
-def _compile(command: list[str], folder: Path) -> None:
-    done = subprocess.run(command, cwd=folder, capture_output=True, text=True)
-    if done.returncode != 0:
-        raise ToolError(f"{GCC} failed on the SoC's firmware: {(done.stderr or done.stdout).strip()[:400]}")
+def litex_software(soc) -> Path:
+    """LiteX's software libraries (LIBRARIES) built by its Builder for `soc`'s registers and memory map, in
+    $HLSGEN_CACHE/soc_software keyed by those (picolibc, most of the build, is ~15 s)."""
+    from litex.soc.integration.builder import Builder
+
+    builder = Builder(soc, output_dir=None, compile_software=True, compile_gateware=False)
+    builder.software_packages = [p for p in builder.software_packages if p[0] in LIBRARIES]
+    root = cache_dir("soc_software")
+    root.mkdir(parents=True, exist_ok=True)
+    # the headers first, in a scratch folder, for the key
+    scratch = root / f".headers-{os.getpid()}"
+    builder.include_dir, builder.generated_dir = str(scratch), str(scratch / "generated")
+    try:
+        builder._generate_includes(with_bios=True)
+        digest = hashlib.sha256(sys.version.encode())
+        for name in (*GENERATED, "regions.ld", "output_format.ld"):
+            path = scratch / "generated" / name
+            digest.update(name.encode() + (undated(path.read_text()).encode() if path.is_file() else b"-"))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    folder = root / f"sw_{digest.hexdigest()[:20]}"
+    with open(root / f".lock-{folder.name}", "w") as lock:  # one build of a key at a time; the others wait for it
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (folder / "complete").is_file():
+            shutil.rmtree(folder, ignore_errors=True)
+            builder.output_dir, builder.software_dir = str(folder), str(folder)
+            builder.include_dir, builder.generated_dir = str(folder / "include"), str(folder / "include" / "generated")
+            builder._generate_includes(with_bios=True)
+            builder._prepare_rom_software()
+            for name, source in builder.software_packages:  # as Builder._generate_rom_software, quietly
+                done = subprocess.run(["make", "-C", str(folder / name), "-f", str(Path(source) / "Makefile")],
+                                      capture_output=True, text=True, env=_env())
+                if done.returncode != 0:
+                    raise ToolError(f"LiteX's {name} did not build for the SoC: {_missing_tool(done.stdout + done.stderr)}")
+            _slim(folder)
+            (folder / "complete").touch()
+    (folder / STAMP).touch()
+    prune(root, "sw", KEEP)
+    return folder
+
+
+def _slim(folder: Path) -> None:
+    """Of LiteX's build, keep what the firmware's link needs: the headers, picolibc's configuration and the
+    libraries without their debug sections (the build is ~450 MB, this ~5 MB)."""
+    keep = {folder / "include", folder / "libc" / "picolibc.h",
+            *(folder / name / f"{name}.a" for name in LIBRARIES)}
+    for package in LIBRARIES:
+        for path in (folder / package).iterdir():
+            if path not in keep:
+                shutil.rmtree(path) if path.is_dir() else path.unlink()
+    for archive in (folder / name / f"{name}.a" for name in LIBRARIES):
+        subprocess.run([OBJCOPY, "--strip-debug", str(archive)], check=True, capture_output=True)
+
+
+def _env() -> dict[str, str]:
+    """PATH with this Python's scripts first: meson and ninja come with hlsgen (pyproject)."""
+    return {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
+def _missing_tool(log: str) -> str:
+    for tool, install in (("meson", "pip install meson"), ("ninja", "pip install ninja"),
+                          (GCC, f"apt-get install {GCC_PACKAGE}")):
+        if shutil.which(tool, path=_env()["PATH"]) is None:
+            return f"{tool} is not installed ({install})"
+    errors = [line.strip() for line in log.splitlines() if re.search(r"(error|\*\*\*)", line, re.I)]
+    return errors[0][:300] if errors else log.strip()[-300:]

@@ -25,6 +25,7 @@ from litex.soc.interconnect.csr import CSR, CSRStatus
 from migen import ClockSignal, If, Instance, ResetSignal, Signal
 from migen.genlib.io import CRG
 
+from .firmware import prepare_soc
 from .soc_boards import SocBoard
 
 CPU = ("vexriscv", "lite")  # the smallest rv32im VexRiscv: a 2 KiB instruction cache and no data cache, so the
@@ -148,6 +149,7 @@ class SimSoC(SoCCore):
         self.add_sdram("sdram", phy=self.sdrphy, module=module, l2_cache_size=8192)
         self.sim_finish = SimFinish()
         add_accelerator(self, top)
+        prepare_soc(self)
 
 
 def board_soc(board: SocBoard, top: StreamTop, rom_bytes: int):
@@ -158,4 +160,5 @@ def board_soc(board: SocBoard, top: StreamTop, rom_bytes: int):
                          cpu_type=CPU[0], cpu_variant=CPU[1], integrated_rom_size=rom_bytes,
                          integrated_sram_size=SRAM_BYTES, timer_uptime=True)
     add_accelerator(soc, top)
+    prepare_soc(soc)
     return soc

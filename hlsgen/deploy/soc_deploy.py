@@ -11,8 +11,10 @@ leaves DEPLOY as it was):
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,11 +28,12 @@ from ..staging import staging_for
 from ..templating import make_environment, render_with
 from .bitstream import make_gateware
 from .checks import MARKER, check_out
-from .firmware import build_firmware, images_header, require_gcc, rom_bytes
+from .firmware import BLOCK, build_firmware, images_header, require_gcc, rom_bytes
 from .ports import read_ports
 from .soc_boards import SocBoard, same_fabric
 
-LITEX_PACKAGES = "litex litedram litex-boards pythondata-cpu-vexriscv"
+LITEX_PACKAGES = ("litex litedram litex-boards pythondata-cpu-vexriscv pythondata-software-picolibc "
+                  "pythondata-software-compiler_rt meson ninja")
 STORED_IMAGES = 16  # the most test images the firmware carries (the build stores 16)
 
 
@@ -92,6 +95,7 @@ def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = N
         staging.folder.chmod(0o755)
         folder = staging.folder
         top = _copy_rtl(checked, folder / "rtl")
+        _copy_model(checked.folder, folder / "model")
         images = checked.inputs[:STORED_IMAGES]
         verdict = None
         if simulate is not None:
@@ -101,9 +105,9 @@ def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = N
                 raise MismatchError(f"the whole-SoC simulation differs from the integer reference: "
                                     + "; ".join(verdict.mismatches[:3]))
         with step("LiteX SoC for " + board.name + (" and its bitstream (Yosys, nextpnr-ecp5)" if bitstream else "")):
-            figures = make_gateware(board, top, len(images), firmware_headers(checked, top, images, board), folder,
-                                    bitstream)
-        _write_readme(folder, checked, board, verdict, figures)
+            headers = firmware_headers(checked, top, images, board, finish=False)
+            figures = make_gateware(board, top, len(images), headers, folder, bitstream)
+        _write_readme(folder, out.name, checked, board, top, verdict, figures)
         files = tuple(sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file()))
         staging.commit()
     except OSError as exc:
@@ -173,19 +177,61 @@ def _copy_rtl(checked: SocBuild, dest: Path):
                      checked.bits, checked.bits)
 
 
-def firmware_headers(checked: SocBuild, top, images: np.ndarray, board: SocBoard) -> dict[str, str]:
+MODEL_FILES = ("build.json", "quant.json", "integer", "float")  # what hlsgen.build_folder.load_build reads
+
+
+def _copy_model(build: Path, dest: Path) -> None:
+    """The build's quantized model into DEPLOY/model: the host quantizes inputs and dequantizes outputs with it
+    (`hlsgen run DEPLOY --backend uart:PORT`)."""
+    dest.mkdir()
+    for name in MODEL_FILES:
+        source = build / name
+        shutil.copytree(source, dest / name) if source.is_dir() else shutil.copyfile(source, dest / name)
+
+
+def firmware_headers(checked: SocBuild, top, images: np.ndarray, board: SocBoard, finish: bool) -> dict[str, str]:
     return {"images.h": images_header(images, top.in_words, top.out_words, top.out_elems * top.out_width // 8,
-                                      top.in_width, checked.model, board.name)}
+                                      top.in_width, checked.model, board.name, model_id(top), finish)}
+
+
+def model_id(top) -> str:
+    """The accelerator's identity, which the firmware answers to 'I': its Verilog and memories, hashed."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(top.mem_dir).iterdir()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+@contextmanager
+def simulated_board(build: Path, board: SocBoard, folder: Path, port: int = 0):
+    """`board`'s SoC for `build` in Verilator, with the firmware the board runs (serving the host after its
+    stored images) and the UART on TCP `port` (0: a free one): yields (its pyserial URL, the firmware's console
+    up to the stored images' "done"). `hlsgen run DEPLOY --backend uart:URL` runs on it as on the board.
+    `folder` (new) takes the RTL's copy, the firmware and the simulator's log."""
+    from .soc_sim import serve_soc
+
+    checked = check_soc_build(Path(build), board)
+    _require_litex()
+    require_gcc()
+    top = _copy_rtl(checked, Path(folder) / "rtl")
+    soc, firmware = _sim_firmware(checked, board, top, checked.inputs[:STORED_IMAGES], Path(folder), finish=False)
+    with serve_soc(soc, firmware.words, top.memories, Path(folder) / "simulator.log", port) as served:
+        yield served
+
+
+def _sim_firmware(checked: SocBuild, board: SocBoard, top, images: np.ndarray, folder: Path, finish: bool):
+    """The simulated SoC (finalized) and its firmware: `finish` ends the simulation after the images."""
+    from .soc import SimSoC
+
+    soc = SimSoC(top, rom_bytes(len(images), top.in_words), board)
+    soc.finalize()
+    return soc, build_firmware(soc, firmware_headers(checked, top, images, board, finish=finish), folder / "firmware")
 
 
 def _simulate(checked: SocBuild, board: SocBoard, top, count: int, folder: Path) -> SimVerdict:
-    from .soc import SimSoC
     from .soc_sim import simulate_soc
 
-    images = checked.inputs[:count]
-    soc = SimSoC(top, rom_bytes(len(images), top.in_words), board)
-    soc.finalize()
-    firmware = build_firmware(soc, firmware_headers(checked, top, images, board), folder / "firmware")
+    soc, firmware = _sim_firmware(checked, board, top, checked.inputs[:count], folder, finish=True)
     run = simulate_soc(soc, firmware.words, top.memories, folder / "console.log")
     mismatches = []
     for i, want in enumerate(checked.outputs[:count]):
@@ -204,17 +250,21 @@ def _simulate(checked: SocBuild, board: SocBoard, top, count: int, folder: Path)
     return verdict
 
 
-def _write_readme(folder: Path, checked: SocBuild, board: SocBoard, verdict: SimVerdict | None,
+def _write_readme(folder: Path, name: str, checked: SocBuild, board: SocBoard, top, verdict: SimVerdict | None,
                   figures: dict | None) -> None:
     context = dict(board=board, build=checked, version=__version__, verdict=verdict.line(board) if verdict else None,
-                   figures=figures, deploy_name=folder.name)
+                   figures=figures, deploy_name=name,
+                   host_id=model_id(top))
     (folder / "README.md").write_text(render_with(make_environment("deploy"), "deploy", "soc_README.md.j2", **context))
     record = {"board": board.name, "part": board.part, "target": checked.target, "top": checked.top,
               "clock_mhz": board.sys_clk_mhz, "model": checked.model, "hlsgen": __version__,
               "simulation": None if verdict is None else {"images": verdict.images, "bit_exact": verdict.exact,
                                                           "soc_cycles": verdict.soc_cycles,
                                                           "accelerator_cycles": verdict.accelerator_cycles},
-              "bitstream": figures}
+              "bitstream": figures,
+              # what hlsgen.runtime.uart needs to serve the board's firmware
+              "host": {"board": board.name, "model_id": model_id(top), "in_words": top.in_words,
+                       "in_width": top.in_width, "out_bytes": top.out_elems * top.out_width // 8, "block": BLOCK}}
     (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n")
 
 
@@ -224,6 +274,8 @@ def _require_litex() -> None:
         import litex  # noqa: F401
         import litex_boards  # noqa: F401
         import pythondata_cpu_vexriscv  # noqa: F401
+        import pythondata_software_compiler_rt  # noqa: F401
+        import pythondata_software_picolibc  # noqa: F401
     except ImportError as exc:
         raise ToolError(f"the ECP5 boards' SoC needs LiteX ({exc.name} is not installed): pip install "
                         f"{LITEX_PACKAGES}") from None

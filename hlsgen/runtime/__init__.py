@@ -8,7 +8,9 @@ inferences back to back:
   C++ harness (hlsgen.runtime.harness: AXI4 memory, AXI4-Lite master) is driven through the driver's register
   sequence (hlsgen.runtime.driver), inputs and outputs through memory. A build with the model's own top runs in
   the stream testbench (`hlsgen sim`'s cocotb flow), proven equal to the reference;
-- `pynq`: a Zynq board running PYNQ (hlsgen.runtime.pynq), the same driver over pynq's MMIO and buffers.
+- `pynq`: a Zynq board running PYNQ (hlsgen.runtime.pynq), the same driver over pynq's MMIO and buffers;
+- `uart:PORT`: an ECP5 board's SoC (a deploy folder from `hlsgen deploy --board ulx3s-85f|ecpix5-85f`), its
+  firmware served over the serial port PORT (hlsgen.runtime.uart), or the same SoC simulated in Verilator.
 """
 from __future__ import annotations
 
@@ -19,22 +21,28 @@ import numpy as np
 from ..errors import UsageError
 from ..partition.whole import SingleBuild, WholeModel, is_partitioned, prove, segment_folder
 from .layout import ModelLayout
+from .uart import DeployedSoc, UartDevice, port_of
 
 BACKENDS = ("reference", "csim", "rtl", "pynq")
 
 
 class Accelerator:
-    """A build folder (one program, or a partitioned model's host stages and segments) on `backend`.
-    `device`: keyword options of the device backends (rtl: `read_latency`, `mhz`; pynq: `bitstream`)."""
+    """A build folder (one program, or a partitioned model's host stages and segments) on `backend`, or an
+    ECP5 board's deploy folder on `uart:PORT`. `device`: keyword options of the device backends (rtl:
+    `read_latency`, `mhz`; pynq: `bitstream`; uart: `timeout_s`)."""
 
     def __init__(self, folder: Path, backend: str = "reference", **device):
-        if backend not in BACKENDS:
-            raise UsageError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)}")
+        if backend not in BACKENDS and port_of(backend) is None:
+            raise UsageError(f"backend {backend!r}: choose one of {', '.join(BACKENDS)} or uart:PORT")
         self.folder, self.backend, self._options = Path(folder), backend, device
         self._platform = None
         self._device = None
         self._programs: dict[Path, ModelLayout] = {}
-        if is_partitioned(self.folder):
+        if port_of(backend) is not None:
+            deploy = DeployedSoc.read(self.folder)
+            self.model = SingleBuild(deploy.model)
+            self._device = UartDevice(port_of(backend), deploy, **device)  # a port that does not answer says so now
+        elif is_partitioned(self.folder):
             self.model = WholeModel(self.folder, segment_run=self._run_segment)
         else:
             self.model = SingleBuild(self.folder)
@@ -50,6 +58,8 @@ class Accelerator:
         return self._run_segment_folder(self.folder, self.model.quantized, inputs)
 
     def close(self) -> None:
+        if isinstance(self._device, UartDevice):
+            self._device.close()
         if self._platform is not None and hasattr(self._platform, "close"):
             self._platform.close()
         self._platform = self._device = None
@@ -80,22 +90,24 @@ class Accelerator:
             prove(folder, arrays, self.backend)
             return quantized.run(arrays)
         int_feeds = quantized.quantize_inputs(arrays)
+        if isinstance(self._device, UartDevice):
+            return quantized.dequantize_outputs(self._run_on_uart(quantized, int_feeds))
         return quantized.dequantize_outputs(self._run_on_device(folder, quantized, int_feeds))
 
-    def _run_on_device(self, folder: Path, quantized, int_feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-        """The integer outputs of N samples, one inference at a time on the device (the program loaded once)."""
-        layout = self._load(folder)
+    def _run_on_uart(self, quantized, int_feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The integer outputs of N samples, one inference at a time on the board's SoC: a sample's input
+        beats (the graph's inputs one after another), its output bytes one integer each."""
         graph = quantized.graph
         count = len(int_feeds[graph.inputs[0]])
-        # a sample's inputs one after another, in graph-input order, a byte per element
         samples = np.concatenate([np.asarray(int_feeds[t], np.int64).reshape(count, -1) for t in graph.inputs], axis=1)
-        results = [self._device.run((sample & 0xFF).astype(np.uint8).tobytes()) for sample in samples]
+        rows = [np.frombuffer(self._device.run(sample)[0], np.uint8).astype(np.int64) for sample in samples]
         outs, at = {}, 0
-        for name, o in zip(graph.outputs, layout.outputs):
-            raw = np.frombuffer(b"".join(r[at:at + o.bytes] for r in results), np.uint8).reshape(count, o.bytes)
-            values = raw.astype(np.int8 if o.signed else np.uint8).astype(np.int64)
-            outs[name] = values.reshape((count,) + tuple(graph.tensors[name].shape[1:]))
-            at += o.bytes
+        for name in graph.outputs:
+            shape = tuple(graph.tensors[name].shape[1:])
+            size = int(np.prod(shape))
+            raw = np.stack([row[at:at + size] for row in rows]).reshape((count,) + shape)
+            outs[name] = raw - 256 * (raw >= 128) if graph.quant[name].signed else raw  # a byte per integer
+            at += size
         return outs
 
     def _load(self, folder: Path) -> ModelLayout:

@@ -1,78 +1,109 @@
-/* hlsgen's SoC firmware (freestanding, no BIOS; hlsgen.deploy.firmware): for each image of images.h, copy
- * it to main RAM, stream it through the accelerator with the DMAs, and print its output bytes and cycles on
- * the UART ("image I out HEX acc_cycles N soc_cycles M"), then "done total_cycles N". In the simulation it
- * then ends the simulator; on a board it waits for a key on the UART and runs the images again.
- * csr.h and mem.h are LiteX's generated headers (addresses only), images.h is rendered by hlsgen. */
+/* hlsgen's SoC firmware (hlsgen.deploy.firmware), in the ROM in place of LiteX's BIOS. At reset it
+ * initialises the DRAM with LiteX's liblitedram (as the BIOS does: leveling where the PHY has it, then a
+ * memory test), runs the stored test images of images.h through the accelerator and prints, for each,
+ * "image I out HEX acc_cycles N soc_cycles M", then "done total_cycles N". In the simulation of
+ * `hlsgen deploy --simulate` it then ends the simulator; otherwise it serves the host on the UART
+ * (hlsgen.runtime.uart, `hlsgen run DEPLOY --backend uart:PORT`), one command byte at a time:
+ *   'I'  identify: the line "hlsgen-id MODEL_ID BOARD_NAME"
+ *   'R'  run: the input (IN_WORDS little-endian words) follows, a '+' answering each BLOCK bytes but the
+ *        last; the answer is 'O', OUT_BYTES output bytes, then the accelerator's and the whole inference's
+ *        cycles (32 bits each, little-endian)
+ *   'T'  the stored images again, as at reset
+ * Other bytes (a terminal's keys) are ignored. */
 #include <stdint.h>
-#include "csr.h"
-#include "mem.h"
+#include <stdio.h>
+
+#include <generated/csr.h>
+#include <generated/mem.h>
+#include <generated/soc.h>
+#include <libbase/uart.h>
+#ifdef CSR_SDRAM_BASE
+#include <liblitedram/sdram.h>
+#endif
+
 #include "images.h"
 
-#define REG(a) (*(volatile uint32_t *)(uintptr_t)(a))
-
-/* A CSR of `words` 32-bit registers, most significant first (LiteX's csr_data_width=32 layout). */
-static void csr_set(uint32_t addr, int words, uint32_t value) {
-    for (int i = 0; i < words - 1; i++) REG(addr + 4 * i) = 0;
-    REG(addr + 4 * (words - 1)) = value;
-}
-static uint32_t csr_low(uint32_t addr, int words) { return REG(addr + 4 * (words - 1)); }
+#define IN_BUF  ((volatile uint8_t *)MAIN_RAM_BASE)
+#define OUT_BUF ((volatile uint8_t *)(MAIN_RAM_BASE + 0x10000))
 
 static uint32_t uptime(void) {
-    REG(CSR_TIMER0_UPTIME_LATCH_ADDR) = 1;
-    return csr_low(CSR_TIMER0_UPTIME_CYCLES_ADDR, CSR_TIMER0_UPTIME_CYCLES_SIZE);
+    timer0_uptime_latch_write(1);
+    return (uint32_t)timer0_uptime_cycles_read();
 }
 
-static void putc_(char c) {
-    while (REG(CSR_UART_TXFULL_ADDR)) {}
-    REG(CSR_UART_RXTX_ADDR) = (uint8_t)c;
+/* The input in IN_BUF through the accelerator into OUT_BUF; its cycles (first input to last output beat). */
+static uint32_t infer(void) {
+    acc_writer_base_write(MAIN_RAM_BASE + 0x10000);
+    acc_writer_length_write(4 * OUT_WORDS);
+    acc_writer_enable_write(1);  /* before the output: a disabled writer drops beats */
+    acc_start_write(1);
+    acc_reader_base_write(MAIN_RAM_BASE);
+    acc_reader_length_write(4 * IN_WORDS);
+    acc_reader_enable_write(1);
+    while (!acc_writer_done_read() || !acc_done_read()) {}
+    acc_reader_enable_write(0);
+    acc_writer_enable_write(0);
+    return acc_cycles_read();
 }
-static void puts_(const char *s) { while (*s) putc_(*s++); }
-static void puthex8(uint32_t v) { const char *h = "0123456789abcdef"; putc_(h[(v >> 4) & 15]); putc_(h[v & 15]); }
-static void putdec(uint32_t v) {
-    char buf[11]; int n = 0;
-    do { buf[n++] = '0' + v % 10; v /= 10; } while (v);
-    while (n) putc_(buf[--n]);
-}
-
-#define IN_BUF  (MAIN_RAM_BASE)
-#define OUT_BUF (MAIN_RAM_BASE + 0x10000)
 
 static void run_images(void) {
-    static uint8_t out[OUT_BYTES];
     for (int i = 0; i < N_IMAGES; i++) {
         uint32_t t0 = uptime();
-        for (int k = 0; k < IN_WORDS; k++) REG(IN_BUF + 4 * k) = images[i][k];
-        csr_set(CSR_ACC_WRITER_BASE_ADDR, CSR_ACC_WRITER_BASE_SIZE, OUT_BUF);
-        csr_set(CSR_ACC_WRITER_LENGTH_ADDR, CSR_ACC_WRITER_LENGTH_SIZE, 4 * OUT_WORDS);
-        REG(CSR_ACC_WRITER_ENABLE_ADDR) = 1;  /* before the output: a disabled writer drops beats */
-        REG(CSR_ACC_START_ADDR) = 1;
-        csr_set(CSR_ACC_READER_BASE_ADDR, CSR_ACC_READER_BASE_SIZE, IN_BUF);
-        csr_set(CSR_ACC_READER_LENGTH_ADDR, CSR_ACC_READER_LENGTH_SIZE, 4 * IN_WORDS);
-        REG(CSR_ACC_READER_ENABLE_ADDR) = 1;
-        while (!REG(CSR_ACC_WRITER_DONE_ADDR) || !REG(CSR_ACC_DONE_ADDR)) {}
-        REG(CSR_ACC_READER_ENABLE_ADDR) = 0;
-        REG(CSR_ACC_WRITER_ENABLE_ADDR) = 0;
-        for (int k = 0; k < OUT_BYTES; k++) out[k] = *(volatile uint8_t *)(uintptr_t)(OUT_BUF + k);
+        for (int k = 0; k < IN_WORDS; k++) ((volatile uint32_t *)IN_BUF)[k] = images[i][k];
+        uint32_t cycles = infer();
+        uint8_t out[OUT_BYTES];
+        for (int k = 0; k < OUT_BYTES; k++) out[k] = OUT_BUF[k];
         uint32_t t1 = uptime();
-        puts_("image "); putdec(i); puts_(" out ");
-        for (int k = 0; k < OUT_BYTES; k++) puthex8(out[k]);
-        puts_(" acc_cycles "); putdec(csr_low(CSR_ACC_CYCLES_ADDR, CSR_ACC_CYCLES_SIZE));
-        puts_(" soc_cycles "); putdec(t1 - t0); putc_('\n');
+        printf("image %d out ", i);
+        for (int k = 0; k < OUT_BYTES; k++) printf("%02x", out[k]);
+        printf(" acc_cycles %lu soc_cycles %lu\n", (unsigned long)cycles, (unsigned long)(t1 - t0));
     }
+    printf("done total_cycles %lu\n", (unsigned long)uptime());
+}
+
+/* Text for the host, without the '\r' LiteX's console adds after each '\n'. */
+static void put_text(const char *s) {
+    while (*s) uart_write(*s++);
+}
+
+static void put_word(uint32_t v) {
+    for (int k = 0; k < 4; k++) uart_write((char)(v >> (8 * k)));
+}
+
+/* 'R': the host's input into IN_BUF, the inference, the answer. */
+static void serve_run(void) {
+    uint32_t t0 = uptime();
+    for (int k = 0; k < 4 * IN_WORDS; k++) {
+        IN_BUF[k] = (uint8_t)uart_read();
+        if ((k + 1) % BLOCK == 0 && k + 1 < 4 * IN_WORDS) uart_write('+');
+    }
+    uint32_t cycles = infer();
+    uart_write('O');
+    for (int k = 0; k < OUT_BYTES; k++) uart_write((char)OUT_BUF[k]);
+    put_word(cycles);
+    put_word(uptime() - t0);
 }
 
 int main(void) {
-    puts_("hlsgen: " MODEL_NAME " on " BOARD_NAME "\n");
-    for (;;) {
-        run_images();
-        puts_("done total_cycles "); putdec(uptime()); putc_('\n');
-        while (!REG(CSR_UART_TXEMPTY_ADDR)) {}
-#ifdef CSR_SIM_FINISH_FINISH_ADDR
-        for (volatile int k = 0; k < 100; k++) {}
-        REG(CSR_SIM_FINISH_FINISH_ADDR) = 1;  /* $finish: the simulator exits */
-#endif
-        while (REG(CSR_UART_RXEMPTY_ADDR)) {}  /* a key runs the images again */
-        (void)REG(CSR_UART_RXTX_ADDR);
-        REG(CSR_UART_EV_PENDING_ADDR) = 2;  /* acknowledge the received byte */
+    uart_init();
+    printf("\nhlsgen: " MODEL_NAME " on " BOARD_NAME "\n");
+#ifdef CSR_SDRAM_BASE
+    if (!sdram_init()) {
+        printf("hlsgen: the DRAM failed its initialisation or memory test; halted\n");
+        for (;;) {}
     }
+#endif
+    run_images();
+#if defined(CSR_SIM_FINISH_BASE) && FINISH_AFTER_IMAGES
+    while (!uart_txempty_read()) {}
+    for (volatile int k = 0; k < 100; k++) {}
+    sim_finish_finish_write(1);  /* $finish: the simulator exits */
+#endif
+    for (;;) {
+        char c = uart_read();
+        if (c == 'I') put_text("hlsgen-id " MODEL_ID " " BOARD_NAME "\n");
+        else if (c == 'R') serve_run();
+        else if (c == 'T') run_images();
+    }
+    return 0;
 }

@@ -72,6 +72,8 @@ def test_the_whole_soc_answers_bit_exact_in_simulation(deployed, build):
     assert verdict["bit_exact"] and verdict["images"] == 3 and not verdict["mismatches"]
     # the console's output bytes are the stored integer reference's, image by image
     console = (deployed / "sim" / "console.log").read_text()
+    # LiteX's liblitedram brought the DRAM up first, as on the board
+    assert "Initializing SDRAM" in console and "Memtest OK" in console
     want = np.load(build / "verify" / "int_outputs.npz")["logits"][:3] & 0xFF
     for i, row in enumerate(want):
         assert f"image {i} out {bytes(int(v) for v in row).hex()} " in console
@@ -85,8 +87,11 @@ def test_the_whole_soc_answers_bit_exact_in_simulation(deployed, build):
 def test_the_deploy_folder_holds_rtl_firmware_gateware_readme(deployed, build):
     sources = {p.name for p in (build / "rtl").iterdir() if p.suffix in (".v", ".mem") and not p.name.endswith("_tb.v")}
     assert {p.name for p in (deployed / "rtl").iterdir()} == sources
-    for name in ("firmware.bin", "firmware.elf", "csr.h", "images.h", "main.c", "crt0.S", "linker.ld"):
+    for name in ("firmware.bin", "firmware.elf", "generated/csr.h", "generated/sdram_phy.h", "images.h", "main.c",
+                 "crt0.S", "linker.ld", "Makefile"):
         assert (deployed / "firmware" / name).is_file(), name
+    # the host's copy of the quantized model, and what it needs to talk to the firmware
+    assert (deployed / "model" / "build.json").is_file() and (deployed / "model" / "integer").is_dir()
     gateware = deployed / "gateware"
     soc = (gateware / "hlsgen_soc.v").read_text()
     assert "digits_top" in soc and "VexRiscv" in soc
@@ -97,6 +102,7 @@ def test_the_deploy_folder_holds_rtl_firmware_gateware_readme(deployed, build):
     assert "openFPGALoader --board ulx3s" in readme and "bit-exact" in readme
     record = json.loads((deployed / "deploy.json").read_text())
     assert record["board"] == "ulx3s-85f" and record["simulation"]["bit_exact"] and record["bitstream"] is None
+    assert record["host"]["model_id"] in (deployed / "firmware" / "images.h").read_text()
 
 
 def test_a_simulation_that_differs_from_the_reference_writes_nothing(build, tmp_path, capsys):
