@@ -110,6 +110,22 @@ class Accelerator:
             at += size
         return outs
 
+    def _run_on_device(self, folder: Path, quantized, int_feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+        """The integer outputs of N samples, one inference at a time on the device (the program loaded once)."""
+        layout = self._load(folder)
+        graph = quantized.graph
+        count = len(int_feeds[graph.inputs[0]])
+        # a sample's inputs one after another, in graph-input order, a byte per element
+        samples = np.concatenate([np.asarray(int_feeds[t], np.int64).reshape(count, -1) for t in graph.inputs], axis=1)
+        results = [self._device.run((sample & 0xFF).astype(np.uint8).tobytes()) for sample in samples]
+        outs, at = {}, 0
+        for name, o in zip(graph.outputs, layout.outputs):
+            raw = np.frombuffer(b"".join(r[at:at + o.bytes] for r in results), np.uint8).reshape(count, o.bytes)
+            values = raw.astype(np.int8 if o.signed else np.uint8).astype(np.int64)
+            outs[name] = values.reshape((count,) + tuple(graph.tensors[name].shape[1:]))
+            at += o.bytes
+        return outs
+
     def _load(self, folder: Path) -> ModelLayout:
         """Load `folder`'s program unless it is the one the device holds."""
         self._open_device(folder)

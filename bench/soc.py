@@ -1,0 +1,115 @@
+"""The ECP5 boards' whole SoC side by side (`hlsgen deploy --board`, docs/deploy.md "ECP5 boards"): the digits
+example built for ecp5_8x8, deployed to each board with the whole-SoC simulation and the bitstream, then run
+from the host over the simulated board's UART (`hlsgen run DEPLOY --backend uart:...`). Per board it prints:
+
+- the SoC's resources against the part, the SoC clock and nextpnr's Fmax, and the deploy's wall time;
+- cycles per inference in the whole-SoC simulation: the accelerator's (first input to last output beat), the
+  firmware's with a stored image (its copy into DRAM, the registers, the wait, the read back), and a host
+  request's (the firmware receiving the input from the UART, the inference, the answer; the simulated UART
+  has no baud rate);
+- the host link at the board's 115,200 baud (the request's and answer's bytes, 10 bits each), and images/s at
+  the SoC clock without and with it.
+
+    python bench/soc.py [--boards ulx3s-85f,ecpix5-85f] [--no-bitstream] [--images 8]
+
+With the bitstream each board takes 15-25 minutes (Yosys and nextpnr-ecp5); --no-bitstream skips it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # run from a checkout without installing
+
+import numpy as np  # noqa: E402
+
+from hlsgen.cli import main  # noqa: E402
+from hlsgen.deploy.boards import board as board_named  # noqa: E402
+from hlsgen.deploy.soc_boards import SOC_BOARDS  # noqa: E402
+from hlsgen.deploy.soc_deploy import simulated_board  # noqa: E402
+from hlsgen.runtime import Accelerator  # noqa: E402
+from hlsgen.runtime.uart import BAUD, DeployedSoc  # noqa: E402
+
+EXAMPLE = ROOT / "examples" / "digits"
+PART = {"TRELLIS_COMB": "LUT4", "TRELLIS_FF": "FF", "DP16KD": "DP16KD", "MULT18X18D": "MULT18X18D"}
+
+
+def link_bytes(deploy: DeployedSoc) -> int:
+    """A request's bytes on the wire: 'R', the input, a '+' per block but the last; 'O', outputs, two counts."""
+    data = 4 * deploy.in_words
+    return 1 + data + (-(-data // deploy.block) - 1) + 1 + deploy.out_bytes + 8
+
+
+def bench_board(name: str, build: Path, folder: Path, bitstream: bool, images: int) -> dict:
+    board = board_named(name)
+    out = folder / name
+    start = time.perf_counter()
+    argv = ["deploy", str(build), "--board", name, "-o", str(out), "--simulate", "16", "-q"]
+    assert main(argv + ([] if bitstream else ["--no-bitstream"])) == 0
+    deploy_s = time.perf_counter() - start
+    record = json.loads((out / "deploy.json").read_text())
+    deploy = DeployedSoc.read(out)
+    samples = np.load(EXAMPLE / "test.npz")["image"][:images]
+    with simulated_board(build, board, folder / f"{name}_served") as (url, _):
+        with Accelerator(out, f"uart:{url}") as accelerator:
+            start = time.perf_counter()
+            soc_cycles = []
+            for sample in samples:
+                accelerator.run(sample[None])
+                soc_cycles.append(accelerator._device.last_soc_cycles)
+            served_s = (time.perf_counter() - start) / len(samples)
+    return {"board": board, "record": record, "deploy_s": deploy_s, "request_cycles": max(soc_cycles),
+            "link_s": link_bytes(deploy) * 10 / BAUD, "link_bytes": link_bytes(deploy), "served_s": served_s}
+
+
+def report(rows: list[dict]) -> None:
+    print(f"\n{'':44}" + "".join(f"{r['board'].name:>24}" for r in rows))
+
+    def line(label: str, values) -> None:
+        print(f"{label:44}" + "".join(f"{v:>24}" for v in values))
+
+    line("part", [r["board"].part for r in rows])
+    figures = [r["record"]["bitstream"] for r in rows]
+    for key, short in PART.items():
+        line(f"  {short} used / available",
+             [f"{f['resources'][key][0]:,} / {f['resources'][key][1]:,}" if f else "-" for f in figures])
+    line("SoC clock (MHz)", [f"{r['board'].sys_clk_mhz:g}" for r in rows])
+    line("Fmax (MHz, nextpnr)", [f"{f['fmax_mhz']:.1f}" if f else "-" for f in figures])
+    line("deploy wall time (s)", [f"{r['deploy_s']:.0f}" for r in rows])
+    sims = [r["record"]["simulation"] for r in rows]
+    line("accelerator cycles / inference", [f"{s['accelerator_cycles']:,}" for s in sims])
+    line("SoC cycles / inference, stored image", [f"{s['soc_cycles']:,}" for s in sims])
+    line("SoC cycles / host request (UART, no baud)", [f"{r['request_cycles']:,}" for r in rows])
+    line("host link at 115,200 baud (bytes, ms)", [f"{r['link_bytes']} B, {1e3 * r['link_s']:.2f} ms" for r in rows])
+    clocks = [r["board"].sys_clk_mhz * 1e6 for r in rows]
+    line("images/s, stored image", [f"{c / s['soc_cycles']:,.0f}" for c, s in zip(clocks, sims)])
+    line("images/s, from the host over the UART",
+         [f"{1 / (r['link_s'] + r['request_cycles'] / c):,.0f}" for r, c in zip(rows, clocks)])
+    line("simulated request, wall time (s)", [f"{r['served_s']:.2f}" for r in rows])
+
+
+def run() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--boards", default=",".join(b.name for b in SOC_BOARDS))
+    parser.add_argument("--no-bitstream", action="store_true")
+    parser.add_argument("--images", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="hlsgen-bench-soc-") as scratch:
+        folder = Path(scratch)
+        build = folder / "digits_ecp5"
+        assert main(["build", str(EXAMPLE / "digits.onnx"), "--target", "ecp5_8x8", "--program", "rom",
+                     "--calib", str(EXAMPLE / "calib.npz"), "-o", str(build), "-q"]) == 0
+        rows = []
+        for name in args.boards.split(","):
+            print(f"{name}: deploying{'' if args.no_bitstream else ' with the bitstream (15-25 min)'} ...", flush=True)
+            rows.append(bench_board(name, build, folder, not args.no_bitstream, args.images))
+        report(rows)
+
+
+if __name__ == "__main__":
+    run()
