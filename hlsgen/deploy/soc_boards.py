@@ -24,6 +24,7 @@ class SocBoard:
     programmer: str  # openFPGALoader's --board
     serial: str  # where the board's UART shows up on the PC
     sim_dram: tuple[str, int]  # the board's DRAM chip (litedram.modules) and data width, modelled in simulation
+    baud: int = 1_000_000  # the UART's: both boards' FTDI bridges take 1 Mbaud (FT231X: up to 3, FT2232H: 12)
     target: str = "ecp5_8x8"  # the shipped target (hw_models/<target>.yaml) to build for
     family: str = "ecp5"
 

@@ -102,7 +102,7 @@ def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = N
             with step(f"whole-SoC simulation of {min(simulate, len(images))} image(s)"):
                 verdict = _simulate(checked, board, top, min(simulate, len(images)), folder / "sim")
             if not verdict.exact:
-                raise MismatchError(f"the whole-SoC simulation differs from the integer reference: "
+                raise MismatchError("the whole-SoC simulation differs from the integer reference: "
                                     + "; ".join(verdict.mismatches[:3]))
         with step("LiteX SoC for " + board.name + (" and its bitstream (Yosys, nextpnr-ecp5)" if bitstream else "")):
             headers = firmware_headers(checked, top, images, board, finish=False)
@@ -264,7 +264,8 @@ def _write_readme(folder: Path, name: str, checked: SocBuild, board: SocBoard, t
               "bitstream": figures,
               # what hlsgen.runtime.uart needs to serve the board's firmware
               "host": {"board": board.name, "model_id": model_id(top), "in_words": top.in_words,
-                       "in_width": top.in_width, "out_bytes": top.out_elems * top.out_width // 8, "block": BLOCK}}
+                       "in_width": top.in_width, "out_bytes": top.out_elems * top.out_width // 8, "block": BLOCK,
+                       "baud": board.baud}}
     (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n")
 
 

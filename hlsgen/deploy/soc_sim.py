@@ -109,7 +109,7 @@ def _receive(link: socket.socket, deadline: float, process, log: Path) -> str:
         raise ToolError(f"the simulated SoC's firmware did not answer on its UART; simulator log: {log}")
     try:
         return link.recv(4096).decode("ascii", "replace")
-    except socket.timeout:
+    except TimeoutError:
         return ""
 
 

@@ -18,7 +18,6 @@ import numpy as np
 
 from ..errors import DeviceError, UsageError
 
-BAUD = 115200  # LiteX's UART default, which the boards' SoCs keep
 TIMEOUT_S = 10.0  # a board answers 'I' within milliseconds, once its firmware has run the stored images
 PREFIX = "uart:"
 
@@ -34,6 +33,7 @@ class DeployedSoc:
     in_width: int
     out_bytes: int
     block: int
+    baud: int
 
     @property
     def model(self) -> Path:
@@ -48,7 +48,7 @@ class DeployedSoc:
             raise UsageError(f"--backend uart:PORT runs a deploy folder for an ECP5 board (hlsgen deploy BUILD "
                              f"--board ulx3s-85f -o DEPLOY); {folder} is not one")
         return cls(Path(folder), host["board"], host["model_id"], int(host["in_words"]), int(host["in_width"]),
-                   int(host["out_bytes"]), int(host["block"]))
+                   int(host["out_bytes"]), int(host["block"]), int(host["baud"]))
 
 
 def port_of(backend: str) -> str | None:
@@ -68,7 +68,7 @@ class UartDevice:
         self.last_cycles = 0
         self.last_soc_cycles = 0
         try:
-            self._serial = serial.serial_for_url(port, baudrate=BAUD, timeout=timeout_s, write_timeout=timeout_s)
+            self._serial = serial.serial_for_url(port, baudrate=deploy.baud, timeout=timeout_s, write_timeout=timeout_s)
         except (serial.SerialException, ValueError, OSError) as exc:
             raise DeviceError(f"cannot open {port}: {exc}") from None
         try:
