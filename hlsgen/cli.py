@@ -112,6 +112,11 @@ def run(model_path: str, inputs_path: str, output_path: str, no_optimize: bool, 
     """
     if input_shape and Path(model_path).is_dir():
         raise click.UsageError("--input-shape applies to ONNX models; a build folder's shapes are fixed")
+    if (Path(model_path) / "deploy.json").is_file() and not backend.startswith("uart:"):
+        on_board = ("with --backend uart:PORT" if '"host"' in (Path(model_path) / "deploy.json").read_text()
+                    else "as its README says")
+        raise click.UsageError(f"{model_path} is a deploy folder: run it on its board {on_board}, or run the build "
+                               "it was deployed from")
     arrays = read_npz(inputs_path)
     if backend != "reference" and not Path(model_path).is_dir():
         raise click.UsageError("--backend applies to build folders; an ONNX file runs the float reference")

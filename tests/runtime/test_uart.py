@@ -126,6 +126,9 @@ def test_ports_and_folders_the_uart_backend_cannot_take(deployed, inputs, tmp_pa
                            "-o", str(tmp_path / "o.npz"))
     assert code == 2
     assert_one_line_error(err, "runs a deploy folder for an ECP5 board")
+    code, _, err = run_cli(capsys, "run", str(deploy), "--inputs", str(inputs), "-o", str(tmp_path / "o.npz"))
+    assert code == 2
+    assert_one_line_error(err, "is a deploy folder: run it on its board with --backend uart:PORT")
     code, _, err = run_cli(capsys, "run", str(deploy), "--backend", "uart:", "--inputs", str(inputs),
                            "-o", str(tmp_path / "o.npz"))
     assert code == 2 and "uart:PORT" in err
