@@ -80,6 +80,7 @@ def report(rows: list[dict]) -> None:
              [f"{f['resources'][key][0]:,} / {f['resources'][key][1]:,}" if f else "-" for f in figures])
     line("SoC clock (MHz)", [f"{r['board'].sys_clk_mhz:g}" for r in rows])
     line("Fmax (MHz, nextpnr)", [f"{f['fmax_mhz']:.1f}" if f else "-" for f in figures])
+    line("critical path ends at (nextpnr)", [f["critical_path_end"].split(".")[0][-22:] if f else "-" for f in figures])
     line("deploy wall time (s)", [f"{r['deploy_s']:.0f}" for r in rows])
     sims = [r["record"]["simulation"] for r in rows]
     line("accelerator cycles / inference", [f"{s['accelerator_cycles']:,}" for s in sims])

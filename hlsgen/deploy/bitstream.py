@@ -84,7 +84,8 @@ def _bitstream(board: SocBoard, gateware: Path) -> dict:
                "critical_path_end": critical[-1] if critical else ""}
     parts = ", ".join(f"{k} {u:,}/{t:,}" for k, (u, t) in used.items())
     figures["summary"] = (f"bitstream gateware/{NAME}.bit (.svf) for the {board.part}: Fmax {fmax:.1f} MHz at a "
-                          f"{board.sys_clk_mhz:g} MHz clock; {parts}; Yosys + nextpnr {seconds:.0f} s")
+                          f"{board.sys_clk_mhz:g} MHz clock; {parts}; Yosys + nextpnr {seconds:.0f} s"
+                          + (f"; the critical path ends at {critical[-1]}" if critical else ""))
     if failing:
         name = failing[0]
         raise MappingError(f"the {board.name} SoC does not meet timing: clock {name} reaches {clocks[name][0]:.1f} "
