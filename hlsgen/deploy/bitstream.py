@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 from ..errors import MappingError, ToolError
+from ..paths import cache_dir
 from ..rtl.toolchain import wheel_command
 
 from .firmware import build_firmware, rom_bytes, undated
@@ -52,7 +53,7 @@ USED = re.compile(r"^Info:\s+(TRELLIS_COMB|TRELLIS_FF|DP16KD|MULT18X18D):\s+(\d+
 def _bitstream(board: SocBoard, gateware: Path) -> dict:
     """Run LiteX's trellis script with the YoWASP tools under the names it calls; nextpnr's last timing
     report gives the Fmax (below the SoC's clock: exit 3) and its utilisation the resources."""
-    shims = gateware / ".tools"
+    shims = (gateware / ".tools").resolve()  # absolute: the script runs in gateware/, DEPLOY may be relative
     shims.mkdir()
     for name, command, package in TOOLS:
         path = " ".join(wheel_command(command, package))
@@ -68,14 +69,14 @@ def _bitstream(board: SocBoard, gateware: Path) -> dict:
     full = FULL.search(log)
     if done.returncode != 0 and full:
         raise MappingError(f"the {board.name} SoC does not fit the {board.part}: nextpnr has no {full[1]} left for "
-                           f"it (log: {gateware / (NAME + '_build.log')}); build a smaller model or program")
+                           f"it (log: {_kept(board, log)}); build a smaller model or program")
     if done.returncode != 0:
         errors = [line for line in log.splitlines() if line.startswith(("ERROR", "Error"))]
-        raise ToolError(f"the {board.name} SoC's bitstream failed ({(errors or ['see the log'])[0][:200]}); log: "
-                        f"{gateware / (NAME + '_build.log')}")
+        why = errors[0][:200] if errors else f"exit {done.returncode}: {log.strip().splitlines()[-1][:160] if log.strip() else 'no output'}"
+        raise ToolError(f"the {board.name} SoC's bitstream failed ({why}); log: {_kept(board, log)}")
     clocks = {m[1]: (float(m[2]), float(m[4])) for m in FMAX.finditer(log)}  # each clock's last report: routed
     if not clocks:
-        raise ToolError(f"nextpnr reported no clock's Fmax; log: {gateware / (NAME + '_build.log')}")
+        raise ToolError(f"nextpnr reported no clock's Fmax; log: {_kept(board, log)}")
     # the SoC's clock (the CPU's, DRAM controller's and accelerator's) is the slowest constrained one
     soc_clocks = [n for n, (_, want) in clocks.items() if abs(want - board.sys_clk_mhz) < 0.5] or list(clocks)
     soc_clock = min(soc_clocks, key=lambda n: clocks[n][0])
@@ -92,8 +93,17 @@ def _bitstream(board: SocBoard, gateware: Path) -> dict:
     if failing:
         name = failing[0]
         raise MappingError(f"the {board.name} SoC does not meet timing: clock {name} reaches {clocks[name][0]:.1f} "
-                           f"MHz, below its {clocks[name][1]:g} MHz (log: {gateware / (NAME + '_build.log')})")
+                           f"MHz, below its {clocks[name][1]:g} MHz (log: {_kept(board, log)})")
     return figures
+
+
+def _kept(board: SocBoard, log: str) -> Path:
+    """A failed bitstream's log where it outlives the deploy's staging folder: $HLSGEN_CACHE/soc_logs."""
+    folder = cache_dir("soc_logs")
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{board.name}-{time.strftime('%Y%m%d-%H%M%S')}.log"
+    path.write_text(log)
+    return path
 
 
 def critical_path(log: str, clock: str) -> str:
