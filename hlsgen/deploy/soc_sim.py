@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 import types
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -51,8 +52,6 @@ class SimRun:
 def simulate_soc(soc, rom: tuple[int, ...], memories: tuple[Path, ...], log: Path) -> SimRun:
     """Generate `soc` (finalized) with `rom` in its ROM, build it with Verilator (or take the cached model),
     run it until the firmware ends the simulation, and write its console to `log`."""
-    import time
-
     start = time.perf_counter()
     with _simulator(soc, rom, memories, ("serial2console", {})) as (simulator, run_dir, built):
         build_s = time.perf_counter() - start
@@ -76,8 +75,6 @@ def serve_soc(soc, rom: tuple[int, ...], memories: tuple[Path, ...], log: Path, 
 
     serial2tcp drops what the firmware prints before a connection and sends to the newest one: the first
     connection, held open to the end, asks 'I' until the firmware answers (its reset is over), then 'T'."""
-    import time
-
     port = port or _free_port()
     with _simulator(soc, rom, memories, ("serial2tcp", {"port": port})) as (simulator, run_dir, _), \
             open(log, "w") as output:
@@ -103,8 +100,6 @@ def serve_soc(soc, rom: tuple[int, ...], memories: tuple[Path, ...], log: Path, 
 
 
 def _receive(link: socket.socket, deadline: float, process, log: Path) -> str:
-    import time
-
     if time.monotonic() > deadline or process.poll() is not None:
         raise ToolError(f"the simulated SoC's firmware did not answer on its UART; simulator log: {log}")
     try:
@@ -122,8 +117,6 @@ def _free_port() -> int:
 @contextmanager
 def _connect(port: int, deadline: float, process, log: Path):
     """A TCP connection to the simulator's UART, once it listens."""
-    import time
-
     while True:
         try:
             link = socket.create_connection(("127.0.0.1", port), timeout=1.0)

@@ -98,8 +98,7 @@ class Accelerator:
         """The integer outputs of N samples, one inference at a time on the board's SoC: a sample's input
         beats (the graph's inputs one after another), its output bytes one integer each."""
         graph = quantized.graph
-        count = len(int_feeds[graph.inputs[0]])
-        samples = np.concatenate([np.asarray(int_feeds[t], np.int64).reshape(count, -1) for t in graph.inputs], axis=1)
+        count, samples = _samples(graph, int_feeds)
         rows = [np.frombuffer(self._device.run(sample)[0], np.uint8).astype(np.int64) for sample in samples]
         outs, at = {}, 0
         for name in graph.outputs:
@@ -114,9 +113,7 @@ class Accelerator:
         """The integer outputs of N samples, one inference at a time on the device (the program loaded once)."""
         layout = self._load(folder)
         graph = quantized.graph
-        count = len(int_feeds[graph.inputs[0]])
-        # a sample's inputs one after another, in graph-input order, a byte per element
-        samples = np.concatenate([np.asarray(int_feeds[t], np.int64).reshape(count, -1) for t in graph.inputs], axis=1)
+        count, samples = _samples(graph, int_feeds)
         results = [self._device.run((sample & 0xFF).astype(np.uint8).tobytes()) for sample in samples]
         outs, at = {}, 0
         for name, o in zip(graph.outputs, layout.outputs):
@@ -150,6 +147,12 @@ class Accelerator:
 
             self._platform, base, size = open_harness(folder or self.folder, **self._options)
         self._device = Device(self._platform, base, size)
+
+
+def _samples(graph, int_feeds: dict[str, np.ndarray]) -> tuple[int, np.ndarray]:
+    """N, and each sample's integer inputs one after another (graph-input order, an element each)."""
+    count = len(int_feeds[graph.inputs[0]])
+    return count, np.concatenate([np.asarray(int_feeds[t], np.int64).reshape(count, -1) for t in graph.inputs], axis=1)
 
 
 def _has_target_top(folder: Path) -> bool:
