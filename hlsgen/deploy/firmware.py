@@ -21,8 +21,10 @@ import numpy as np
 from ..errors import ToolError
 from ..paths import cache_dir
 from ..rtl.runner import STAMP, prune
+from ..runtime.c_driver import registers_header
 from ..resources import data_dir
 from ..templating import make_environment, render_with
+from .soc_top import IN_OFFSET, OUT_OFFSET, WEIGHTS_OFFSET
 
 FOLDER = "firmware"
 SOURCES = ("crt0.S", "main.c", "Makefile")
@@ -33,6 +35,7 @@ GENERATED = ("csr.h", "mem.h", "soc.h", "sdram_phy.h")  # LiteX's headers for th
 ROM_SLACK = 0x6000  # bytes of code and constants beside the images (the firmware with LiteX's libraries: 12-20 KiB)
 MEMTEST_BYTES = 8192  # liblitedram's memory test after the DRAM's initialisation (LiteX's BIOS: 2 MiB)
 KEEP = 4  # LiteX software builds kept in the cache (one per SoC's register map)
+IMAGES_ROM = 0x4000  # bytes of the board's ROM (block RAM) for stored test images
 BLOCK = 1024  # input bytes the host sends before waiting for the firmware's '+' (the simulator buffers 2 KiB)
 
 
@@ -57,6 +60,11 @@ def rom_bytes(images: int, in_words: int) -> int:
     return 1 << (images * in_words * 4 + ROM_SLACK).bit_length()
 
 
+def stored_images(in_words: int, most: int) -> int:
+    """How many test images (of `in_words` words) the board's ROM carries: at most `most`, in IMAGES_ROM bytes."""
+    return min(most, IMAGES_ROM // (4 * in_words))
+
+
 def prepare_soc(soc) -> None:
     """What the firmware asks of the SoC, before it is finalized: LiteX's UART driver polling (the firmware
     takes no interrupts) and a short memory test after the DRAM's initialisation."""
@@ -78,15 +86,25 @@ def pack_words(beats, width: int) -> list[int]:
     return [sum(b << (width * j) for j, b in enumerate(beats[k:k + per_word])) for k in range(0, len(beats), per_word)]
 
 
-def images_header(images: np.ndarray, in_words: int, out_words: int, out_bytes: int, width: int,
-                  model: str, board: str, model_id: str, finish: bool) -> str:
-    """images.h: each image's input beats (`width` bits) packed little-endian into 32-bit words; `finish`:
-    end the simulation after the stored images (else serve the host)."""
-    rows = ["    {" + ", ".join(f"0x{w:08x}" for w in pack_words(image, width)) + "}," for image in images]
+def images_header(images: np.ndarray, top, model: str, board: str, model_id: str, finish: bool,
+                  weights_at_reset: bool = False) -> str:
+    """images.h: each image's input beats (`top.in_width` bits) packed little-endian into 32-bit words, and
+    where the firmware places what the accelerator reads and writes (hlsgen.deploy.soc_top); `finish`: end
+    the simulation after the stored images (else serve the host); `weights_at_reset`: the DRAM holds the
+    weight image at reset (the simulation), else the host uploads it ('W')."""
+    m = top.memory
+    rows = ["    {" + ", ".join(f"0x{w:08x}" for w in pack_words(image, top.in_width)) + "}," for image in images]
+    defines = {"N_IMAGES": len(images), "IN_WORDS": top.in_words, "OUT_WORDS": top.out_words,
+               "OUT_BYTES": top.out_elems * top.out_width // 8, "BLOCK": BLOCK, "FINISH_AFTER_IMAGES": int(finish),
+               "IN_OFFSET": hex(IN_OFFSET), "OUT_OFFSET": hex(OUT_OFFSET),
+               "INPUT_IN_FMAP": int(m is not None and m.input_offset is not None),
+               "WEIGHTS_BYTES": m.weights_bytes if m else 0, "WEIGHTS_OFFSET": hex(WEIGHTS_OFFSET),
+               "FMAP_OFFSET": hex(m.fmap_offset if m else 0), "INPUT_OFFSET": hex(m.input_offset or 0 if m else 0),
+               "WEIGHTS_AT_RESET": int(weights_at_reset or not (m and m.weights_bytes))}
+    table = (f"static const uint32_t images[N_IMAGES][IN_WORDS] = {{\n" + "\n".join(rows) + "\n};\n"
+             if len(images) else "")
     return (f'#define MODEL_NAME "{model}"\n#define BOARD_NAME "{board}"\n#define MODEL_ID "{model_id}"\n'
-            f"#define N_IMAGES {len(images)}\n#define IN_WORDS {in_words}\n#define OUT_WORDS {out_words}\n"
-            f"#define OUT_BYTES {out_bytes}\n#define BLOCK {BLOCK}\n#define FINISH_AFTER_IMAGES {int(finish)}\n"
-            f"static const uint32_t images[N_IMAGES][IN_WORDS] = {{\n" + "\n".join(rows) + "\n};\n")
+            + "".join(f"#define {k} {v}\n" for k, v in defines.items()) + table)
 
 
 def build_firmware(soc, headers: dict[str, str], folder: Path) -> Firmware:
@@ -111,6 +129,7 @@ def build_firmware(soc, headers: dict[str, str], folder: Path) -> Firmware:
         sram_origin=hex(sram.origin), sram_size=hex(sram.size)))
     for name, text in headers.items():
         (folder / name).write_text(text)
+    (folder / "hlsgen_regs.h").write_text(registers_header())  # the accelerator's registers, as the C driver's
     done = subprocess.run(["make", "-s", f"SOFTWARE={software}"], cwd=folder, capture_output=True, text=True,
                           env=_env())
     for scratch in (*folder.glob("*.o"), *folder.glob("*.d")):  # the .d files name the cache's paths

@@ -24,16 +24,21 @@ from .. import __version__
 from ..errors import MappingError, MismatchError, PathError, ToolError
 from ..paths import reading_build
 from ..progress import silent
+from ..hw.dram import pack_gather
+from ..rtl.fmap_dma import image_bytes, input_words
 from ..staging import staging_for
 from ..templating import make_environment, render_with
 from .bitstream import make_gateware
 from .checks import MARKER, check_out
-from .firmware import BLOCK, build_firmware, images_header, require_gcc, rom_bytes
+from .firmware import BLOCK, build_firmware, images_header, require_gcc, rom_bytes, stored_images
 from .ports import read_ports
 from .soc_boards import SocBoard, same_fabric
+from .soc_top import WEIGHTS_OFFSET, ExternalMemory, Master, StreamTop
 
 LITEX_PACKAGES = ("litex litedram litex-boards pythondata-cpu-vexriscv pythondata-software-picolibc "
                   "pythondata-software-compiler_rt meson ninja")
+INPUT_PACK = "input_pack.npy"  # DEPLOY/model/: how the host packs an input into the feature-map image
+WEIGHTS_FILE = "weights.bin"  # the weight image of a top with external weights (hlsgen.rtl.render)
 STORED_IMAGES = 16  # the most test images the firmware carries (the build stores 16)
 
 
@@ -49,6 +54,8 @@ class SocBuild:
     inputs: np.ndarray  # the stored test images, one row of beats each (the inputs one after another)
     outputs: np.ndarray  # the integer reference's output beats (two's complement, `bits` wide), a row an image
     rtl_verified: str
+    memory: ExternalMemory | None = None  # the top's AXI4 masters and images (None: streams only)
+    input_pack: tuple[np.ndarray, np.ndarray] | None = None  # hlsgen.hw.dram.pack_gather of a packed input
 
 
 @dataclass(frozen=True)
@@ -95,12 +102,13 @@ def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = N
         staging.folder.chmod(0o755)
         folder = staging.folder
         top = _copy_rtl(checked, folder / "rtl")
-        _copy_model(checked.folder, folder / "model")
-        images = checked.inputs[:STORED_IMAGES]
+        _copy_model(checked, folder / "model")
+        images = checked.inputs[:stored_images(top.in_words, STORED_IMAGES)]  # what the board's ROM carries
         verdict = None
         if simulate is not None:
-            with step(f"whole-SoC simulation of {min(simulate, len(images))} image(s)"):
-                verdict = _simulate(checked, board, top, min(simulate, len(images)), folder / "sim")
+            count = min(simulate, STORED_IMAGES, len(checked.inputs))
+            with step(f"whole-SoC simulation of {count} image(s)"):
+                verdict = _simulate(checked, board, top, count, folder / "sim")
             if not verdict.exact:
                 raise MismatchError("the whole-SoC simulation differs from the integer reference: "
                                     + "; ".join(verdict.mismatches[:3]))
@@ -149,49 +157,85 @@ def check_soc_build(build: Path, board: SocBoard) -> SocBuild:
         raise PathError(f"{build}/rtl holds no single *_top.v; rebuild it with `hlsgen build`")
     top = tops[0].stem
     ports = {p.name: p for p in read_ports(tops[0], top)}
-    masters = sorted({n.rsplit("_", 1)[0] for n in ports if n.startswith("m_axi") and not n.startswith("m_axis")})
-    if masters or "s_axis_tdata" not in ports or "m_axis_tdata" not in ports:
-        raise MappingError(f"{build}'s top {top} reads weights or feature maps from external memory "
-                           f"({', '.join(masters) or 'no streams'}): the {board.name}'s SoC takes a model whose "
-                           "weights and maps fit the accelerator's on-chip memory (its own top, streams in and out)")
-    bits = ports["s_axis_tdata"].width
+    program = _program(build) if any(_is_master(n) for n in ports) else None
+    memory = None if program is None else _external_memory(build, ports, program)
+    if "m_axis_tdata" not in ports or memory is None and "s_axis_tdata" not in ports:
+        raise MappingError(f"{build}'s top {top} has no AXI-streams for the {board.name}'s SoC; {fix}")
+    bits = ports["m_axis_tdata"].width
     count = len(inputs[names_in[0]])
-    mask = (1 << bits) - 1
-    x = np.concatenate([np.asarray(inputs[t], np.int64).reshape(count, -1) for t in names_in], axis=1) & mask
+    mask, pack = (1 << bits) - 1, None
+    if memory is not None and memory.input_offset is not None:  # the input goes into the feature-map image
+        packed = input_words(program, np.asarray(inputs[names_in[0]], np.int64))[1]
+        x = np.frombuffer(packed, np.uint8).reshape(count, -1).astype(np.int64)
+        pack = pack_gather(program.maps[program.input_map], program.rows)
+    else:
+        x = np.concatenate([np.asarray(inputs[t], np.int64).reshape(count, -1) for t in names_in], axis=1) & mask
     y = np.concatenate([np.asarray(outputs[t], np.int64).reshape(count, -1) for t in names_out], axis=1) & mask
     status = ("verified bit-exact" if isinstance(verification, dict) and verification.get("passed")
               else "not simulated by `hlsgen sim`")
-    return SocBuild(build, Path(str(built["model"])).stem, str(target["name"]), top, bits, x, y, status)
+    return SocBuild(build, Path(str(built["model"])).stem, str(target["name"]), top, bits, x, y, status, memory,
+                    pack)
+
+
+def _is_master(port: str) -> bool:
+    return port.startswith("m_axi") and not port.startswith("m_axis")
+
+
+def _external_memory(build: Path, ports: dict, program) -> ExternalMemory:
+    """The AXI4 masters of a top that reads weights or feature maps from external memory, and its images."""
+    names = sorted({n.rsplit("_", 1)[0] for n in ports if _is_master(n)})
+    masters = tuple(Master(name, max(ports[f"{name}_{d}data"].width for d in ("r", "w") if f"{name}_{d}data" in ports),
+                           max(ports[f"{name}_{c}id"].width for c in ("ar", "aw") if f"{name}_{c}id" in ports),
+                           f"{name}_arvalid" in ports, f"{name}_awvalid" in ports) for name in names)
+    weights = build / "rtl" / WEIGHTS_FILE
+    offset = input_words(program, np.zeros((0, 1)))[0] if program.input_in_dram else None
+    return ExternalMemory(masters, weights.stat().st_size if weights.is_file() else 0,
+                          image_bytes(program) if program.fmaps_external else 0, offset)
+
+
+def _program(build: Path):
+    """The build's layer program, compiled from its program.json as `hlsgen sim` compiles it."""
+    from ..build_folder import load_build
+    from ..hw.program_io import read_program
+    from ..rtl.program import compile_program
+    from ..rtl.sim import build_target
+
+    graph = load_build(build).graph
+    return compile_program(read_program(build, graph, build_target(build)), graph)
 
 
 def _copy_rtl(checked: SocBuild, dest: Path):
-    """The accelerator's Verilog (no testbench) and memories into DEPLOY/rtl; its StreamTop there."""
-    from .soc import StreamTop
-
+    """The accelerator's Verilog (no testbench), memories and weight image (weights.bin, which the host uploads
+    to a top with external weights) into DEPLOY/rtl; its StreamTop there."""
     dest.mkdir(parents=True)
     for source in sorted((checked.folder / "rtl").iterdir()):
-        if source.suffix in (".v", ".mem") and not source.name.endswith("_tb.v"):
+        if source.suffix in (".v", ".mem") and not source.name.endswith("_tb.v") or source.name == WEIGHTS_FILE:
             shutil.copyfile(source, dest / source.name)
     sources = (dest / f"{checked.top}.v", *sorted(p for p in dest.glob("hg_*.v")))
+    packed = checked.memory is not None and checked.memory.input_offset is not None
     return StreamTop(checked.top, sources, dest, checked.inputs.shape[1], checked.outputs.shape[1],
-                     checked.bits, checked.bits)
+                     8 if packed else checked.bits, checked.bits, checked.memory)
 
 
 MODEL_FILES = ("build.json", "quant.json", "integer", "float")  # what hlsgen.build_folder.load_build reads
 
 
-def _copy_model(build: Path, dest: Path) -> None:
+def _copy_model(checked: SocBuild, dest: Path) -> None:
     """The build's quantized model into DEPLOY/model: the host quantizes inputs and dequantizes outputs with it
-    (`hlsgen run DEPLOY --backend uart:PORT`)."""
+    (`hlsgen run DEPLOY --backend uart:PORT`); with an input the host packs into the feature-map image, the
+    packing as a table (INPUT_PACK: hlsgen.hw.dram.pack_gather's source and constant, a row each)."""
     dest.mkdir()
     for name in MODEL_FILES:
-        source = build / name
+        source = checked.folder / name
         shutil.copytree(source, dest / name) if source.is_dir() else shutil.copyfile(source, dest / name)
+    if checked.input_pack is not None:
+        np.save(dest / INPUT_PACK, np.stack(checked.input_pack).astype(np.int32))  # .npy: byte-identical
 
 
-def firmware_headers(checked: SocBuild, top, images: np.ndarray, board: SocBoard, finish: bool) -> dict[str, str]:
-    return {"images.h": images_header(images, top.in_words, top.out_words, top.out_elems * top.out_width // 8,
-                                      top.in_width, checked.model, board.name, model_id(top), finish)}
+def firmware_headers(checked: SocBuild, top, images: np.ndarray, board: SocBoard, finish: bool,
+                     weights_at_reset: bool = False) -> dict[str, str]:
+    return {"images.h": images_header(images, top, checked.model, board.name, model_id(top), finish,
+                                      weights_at_reset)}
 
 
 def model_id(top) -> str:
@@ -214,18 +258,35 @@ def simulated_board(build: Path, board: SocBoard, folder: Path, port: int = 0):
     _require_litex()
     require_gcc()
     top = _copy_rtl(checked, Path(folder) / "rtl")
-    soc, firmware = _sim_firmware(checked, board, top, checked.inputs[:STORED_IMAGES], Path(folder), finish=False)
+    images = checked.inputs[:stored_images(top.in_words, STORED_IMAGES)]
+    soc, firmware = _sim_firmware(checked, board, top, images, Path(folder), finish=False)
     with serve_soc(soc, firmware.words, top.memories, Path(folder) / "simulator.log", port) as served:
         yield served
 
 
 def _sim_firmware(checked: SocBuild, board: SocBoard, top, images: np.ndarray, folder: Path, finish: bool):
-    """The simulated SoC (finalized) and its firmware: `finish` ends the simulation after the images."""
+    """The simulated SoC (finalized) and its firmware: `finish` ends the simulation after the images, the weight
+    image in the simulated DRAM at reset (else the host uploads it, as to a board)."""
     from .soc import SimSoC
 
-    soc = SimSoC(top, rom_bytes(len(images), top.in_words), board)
+    dram = _dram_at_reset(top) if finish else None
+    soc = SimSoC(top, rom_bytes(len(images), top.in_words), board, dram)
     soc.finalize()
-    return soc, build_firmware(soc, firmware_headers(checked, top, images, board, finish=finish), folder / "firmware")
+    headers = firmware_headers(checked, top, images, board, finish=finish, weights_at_reset=dram is not None)
+    return soc, build_firmware(soc, headers, folder / "firmware")
+
+
+def _uploads_weights(top) -> bool:
+    return top.memory is not None and top.memory.weights_bytes > 0
+
+
+def _dram_at_reset(top) -> list[int] | None:
+    """Main RAM's 32-bit words from its start up to the end of the weight image, which is at WEIGHTS_OFFSET."""
+    if not _uploads_weights(top):
+        return None
+    image = (Path(top.mem_dir) / WEIGHTS_FILE).read_bytes()
+    image += bytes(-len(image) % 4)
+    return [0] * (WEIGHTS_OFFSET // 4) + np.frombuffer(image, "<u4").tolist()
 
 
 def _simulate(checked: SocBuild, board: SocBoard, top, count: int, folder: Path) -> SimVerdict:
@@ -265,7 +326,8 @@ def _write_readme(folder: Path, name: str, checked: SocBuild, board: SocBoard, t
               # what hlsgen.runtime.uart needs to serve the board's firmware
               "host": {"board": board.name, "model_id": model_id(top), "in_words": top.in_words,
                        "in_width": top.in_width, "out_bytes": top.out_elems * top.out_width // 8, "block": BLOCK,
-                       "baud": board.baud}}
+                       "baud": board.baud, "weights": f"rtl/{WEIGHTS_FILE}" if _uploads_weights(top) else None,
+                       "input_pack": f"model/{INPUT_PACK}" if checked.input_pack is not None else None}}
     (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n")
 
 

@@ -3,9 +3,12 @@ SoC's firmware (templates/firmware/main.c) serves the host over its serial port.
 opens: /dev/ttyUSB0 on a board, socket://127.0.0.1:N for the simulated SoC (hlsgen.deploy.soc_sim.serving).
 
 The protocol, one command byte at a time: 'I' is answered by the line "hlsgen-id ID BOARD" (ID: the
-accelerator's, in DEPLOY/deploy.json); 'R' is followed by the input's words, the firmware answering '+'
-after each BLOCK bytes but the last, and is answered by 'O', the output bytes and two little-endian 32-bit
-counts (the accelerator's cycles, the whole inference's). Every read has a deadline: a port that does not
+accelerator's, in DEPLOY/deploy.json); 'W' (an accelerator that reads its weights from the board's DRAM:
+once, when the device is opened) is followed by DEPLOY/rtl/weights.bin and answered by 'K'; 'R' is followed
+by the input's words and is answered by 'O', the output bytes and two little-endian 32-bit counts (the
+accelerator's cycles, the whole inference's). The firmware answers '+' after each BLOCK bytes of what
+follows 'W' or 'R' but the last. An input that lives in the accelerator's feature-map image is packed by the
+host as the deploy folder's table says (DEPLOY/model/input_pack.npy). Every read has a deadline: a port that does not
 answer, or answers as something else, is a one-line DeviceError naming the port and what it read."""
 from __future__ import annotations
 
@@ -34,6 +37,8 @@ class DeployedSoc:
     out_bytes: int
     block: int
     baud: int
+    weights: Path | None = None  # the weight image the host uploads ('W'), or None
+    input_pack: Path | None = None  # the packing table of an input in the feature-map image, or None
 
     @property
     def model(self) -> Path:
@@ -47,8 +52,9 @@ class DeployedSoc:
         if not host:
             raise UsageError(f"--backend uart:PORT runs a deploy folder for an ECP5 board (hlsgen deploy BUILD "
                              f"--board ulx3s-85f -o DEPLOY); {folder} is not one")
+        files = {key: Path(folder) / host[key] if host.get(key) else None for key in ("weights", "input_pack")}
         return cls(Path(folder), host["board"], host["model_id"], int(host["in_words"]), int(host["in_width"]),
-                   int(host["out_bytes"]), int(host["block"]), int(host["baud"]))
+                   int(host["out_bytes"]), int(host["block"]), int(host["baud"]), **files)
 
 
 def port_of(backend: str) -> str | None:
@@ -73,6 +79,8 @@ class UartDevice:
             raise DeviceError(f"cannot open {port}: {exc}") from None
         try:
             self._identify()
+            if deploy.weights is not None:
+                self._upload_weights()
         except BaseException:
             self.close()
             raise
@@ -85,18 +93,19 @@ class UartDevice:
         whole inference's (the firmware's copy of the input, the registers, the wait, the read back)."""
         from ..deploy.firmware import pack_words
 
+        if self.deploy.input_pack is not None:
+            beats = self._packed(np.asarray(beats, np.int64).ravel())
         words = pack_words(beats, self.deploy.in_width)
         data = np.asarray(words, "<u4").tobytes()
         if len(words) != self.deploy.in_words:
             raise UsageError(f"an image of {len(words)} words, where {self.deploy.folder}'s accelerator takes "
                              f"{self.deploy.in_words}")
         self._serial.reset_input_buffer()  # what the firmware printed meanwhile (a terminal's key, a reset)
-        self._write(b"R")
-        for at in range(0, len(data), self.deploy.block):
-            self._write(data[at:at + self.deploy.block])
-            if at + self.deploy.block < len(data):
-                self._expect(b"+", "its '+' after a block of the input")
+        self._send(b"R", data, "the input")
         answer = self._read(1 + self.deploy.out_bytes + 8, "the output of an inference")
+        if answer[:1] == b"N":
+            raise DeviceError(f"{self.port}'s firmware has no weights in DRAM (a board reset since they were "
+                              "uploaded?): run again")
         if answer[:1] != b"O":
             raise DeviceError(f"{self.port} answered {answer[:40]!r} to an inference, not 'O' and "
                               f"{self.deploy.out_bytes} output bytes")
@@ -104,7 +113,32 @@ class UartDevice:
         self.last_cycles, self.last_soc_cycles = (int(v) for v in np.frombuffer(answer[-8:], "<u4"))
         return outputs, self.last_cycles, self.last_soc_cycles
 
+    def _packed(self, flat: np.ndarray) -> np.ndarray:
+        """The input's bytes as the accelerator's feature-map image holds them (hlsgen.hw.dram.pack_gather)."""
+        source, constant = np.load(self.deploy.input_pack)
+        if flat.size <= source.max():
+            raise UsageError(f"an input of {flat.size} elements, where {self.deploy.folder}'s accelerator takes "
+                             f"{source.max() + 1}")
+        return np.where(source >= 0, flat[np.maximum(source, 0)] & 0xFF, constant)
+
+    def _upload_weights(self) -> None:
+        """The weight image into the board's DRAM ('W'), where the accelerator reads it."""
+        try:
+            image = self.deploy.weights.read_bytes()
+        except OSError as exc:
+            raise DeviceError(f"cannot read {self.deploy.weights}: {exc.strerror or exc}") from None
+        self._send(b"W", image, "the weights")
+        self._expect(b"K", "its 'K' after the weights")
+
     # ---- the link -----------------------------------------------------------------------------------------
+
+    def _send(self, command: bytes, data: bytes, what: str) -> None:
+        """`command`, then `data` a block at a time, each block but the last answered by the firmware's '+'."""
+        self._write(command)
+        for at in range(0, len(data), self.deploy.block):
+            self._write(data[at:at + self.deploy.block])
+            if at + self.deploy.block < len(data):
+                self._expect(b"+", f"its '+' after a block of {what}")
 
     def _identify(self) -> None:
         self._serial.reset_input_buffer()
