@@ -34,7 +34,7 @@ LIBRARIES = ("libc", "libcompiler_rt", "libbase", "liblitedram")  # LiteX's soft
 GENERATED = ("csr.h", "mem.h", "soc.h", "sdram_phy.h")  # LiteX's headers for the SoC, copied beside the sources
 ROM_SLACK = 0x6000  # bytes of code and constants beside the images (the firmware with LiteX's libraries: 12-20 KiB)
 MEMTEST_BYTES = 8192  # liblitedram's memory test after the DRAM's initialisation (LiteX's BIOS: 2 MiB)
-KEEP = 4  # LiteX software builds kept in the cache (one per SoC's register map)
+KEEP = 6  # LiteX software builds kept in the cache (one per SoC's register map)
 IMAGES_ROM = 0x4000  # bytes of the board's ROM (block RAM) for stored test images
 BLOCK = 1024  # input bytes the host sends before waiting for the firmware's '+' (the simulator buffers 2 KiB)
 
@@ -167,6 +167,8 @@ def litex_software(soc) -> Path:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not (folder / "complete").is_file():
             shutil.rmtree(folder, ignore_errors=True)
+            folder.mkdir()
+            (folder / STAMP).touch()  # the newest: another process's prune keeps it while it builds
             builder.output_dir, builder.software_dir = str(folder), str(folder)
             builder.include_dir, builder.generated_dir = str(folder / "include"), str(folder / "include" / "generated")
             builder._generate_includes(with_bios=True)

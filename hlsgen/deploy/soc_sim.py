@@ -30,7 +30,7 @@ LIBRARIES = "libevent-dev libjson-c-dev zlib1g-dev"  # Debian's packages those p
 LINE = re.compile(r"image (\d+) out ([0-9a-f]*) acc_cycles (\d+) soc_cycles (\d+)")
 DONE = re.compile(r"done total_cycles (\d+)")
 TIMEOUT_S = 1800
-KEEP = 4  # simulators kept in the cache (one per SoC: per model, as its accelerator is the model's own)
+KEEP = 8  # simulators kept in the cache (one per SoC: per model, as its accelerator is the model's own)
 
 
 @dataclass(frozen=True)

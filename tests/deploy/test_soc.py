@@ -161,3 +161,51 @@ def test_each_board_simulates_bit_exact_and_routes_at_its_clock(build, tmp_path,
     assert figures["fmax_mhz"] >= board(name).sys_clk_mhz
     assert (out / "gateware" / "hlsgen_soc.bit").stat().st_size > 100_000
     assert (out / "gateware" / "hlsgen_soc.svf").is_file()
+
+
+def small_buffers_target(folder: Path) -> Path:
+    """ecp5_8x8 with 2 KiB input and weight buffers: the digits' weights and feature maps go to external memory,
+    the input into the feature-map image (the model's own top then has AXI4 masters and registers)."""
+    text = (ROOT / "hw_models" / "ecp5_8x8.yaml").read_text()
+    for name in ("input", "weight"):
+        text = text.replace(f"{name}: {{kib: 128, banks: 8}}", f"{name}: {{kib: 2, banks: 8}}")
+    path = folder / "ecp5_8x8_small.yaml"
+    path.write_text(text.replace("name: ecp5_8x8", "name: ecp5_8x8_small"))
+    return path
+
+
+@pytest.fixture(scope="module")
+def memory_build(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("builds")
+    out = folder / "digits_small"
+    assert main(["build", str(DIGITS / "digits.onnx"), "--target", str(small_buffers_target(folder)), "--calib",
+                 str(DIGITS / "calib.npz"), "-o", str(out), "-q"]) == 0
+    residency = json.loads((out / "report.json").read_text())["total"]["residency"]
+    assert residency == {"weights": "external", "feature_maps": "external", "input": "external", "program": "rom"}
+    return out
+
+
+@pytest.fixture(scope="module")
+def memory_deployed(memory_build, tmp_path_factory) -> Path:
+    _require_soc_tools()
+    out = tmp_path_factory.mktemp("deploys") / "ulx3s_memory"
+    assert main(["deploy", str(memory_build), "--board", "ulx3s-85f", "-o", str(out), "--simulate", "2",
+                 "--no-bitstream", "-q"]) == 0
+    return out
+
+
+def test_a_top_with_external_memory_answers_bit_exact_from_the_dram(memory_deployed, memory_build):
+    """The accelerator's AXI4 masters on the DRAM controller (weights preloaded in the simulated DRAM, feature
+    maps there, the input packed into them by the firmware's copy), its registers on the SoC bus."""
+    verdict = json.loads((memory_deployed / "sim" / "verdict.json").read_text())
+    assert verdict["bit_exact"] and verdict["images"] == 2
+    console = (memory_deployed / "sim" / "console.log").read_text()
+    want = np.load(memory_build / "verify" / "int_outputs.npz")["logits"][:2] & 0xFF
+    for i, row in enumerate(want):
+        assert f"image {i} out {bytes(int(v) for v in row).hex()} " in console
+    soc = (memory_deployed / "gateware" / "hlsgen_soc.v").read_text()
+    assert "m_axi_fmap_awaddr" in soc and "s_axi_ctrl_araddr" in soc
+    record = json.loads((memory_deployed / "deploy.json").read_text())["host"]
+    assert record["weights"] == "rtl/weights.bin" and record["input_pack"] == "model/input_pack.npy"
+    assert (memory_deployed / "rtl" / "weights.bin").read_bytes() == (memory_build / "rtl" / "weights.bin").read_bytes()
+    assert "#define INPUT_IN_FMAP 1" in (memory_deployed / "firmware" / "images.h").read_text()

@@ -133,3 +133,23 @@ def test_ports_and_folders_the_uart_backend_cannot_take(deployed, inputs, tmp_pa
                            "-o", str(tmp_path / "o.npz"))
     assert code == 2 and "uart:PORT" in err
     assert not (tmp_path / "o.npz").exists()
+
+
+def test_a_top_with_external_memory_gets_its_weights_and_packed_inputs_over_the_uart(tmp_path, capsys):
+    """The host uploads the weight image into the board's DRAM ('W') and packs each input into the feature-map
+    image's layout (DEPLOY/model/input_pack.npy) before the firmware copies it there."""
+    from tests.deploy.test_soc import small_buffers_target
+
+    _require_soc_tools()
+    build, deploy = tmp_path / "digits_small", tmp_path / "ulx3s"
+    assert main(["build", str(DIGITS / "digits.onnx"), "--target", str(small_buffers_target(tmp_path)), "--calib",
+                 str(DIGITS / "calib.npz"), "-o", str(build), "-q"]) == 0
+    assert main(["deploy", str(build), "--board", "ulx3s-85f", "-o", str(deploy), "--no-bitstream", "-q"]) == 0
+    images = np.load(DIGITS / "test.npz")["image"][:2]
+    with simulated_board(build, board("ulx3s-85f"), tmp_path / "sim") as (url, console):
+        assert "the weights are not in DRAM yet" in console  # a board at reset: nothing uploaded
+        with Accelerator(deploy, f"uart:{url}") as accelerator:
+            got = accelerator.run(images)
+    with Accelerator(build) as reference:
+        want = reference.run(images)
+    np.testing.assert_array_equal(got["logits"], want["logits"])
