@@ -101,7 +101,7 @@ def images_header(images: np.ndarray, top, model: str, board: str, model_id: str
                "WEIGHTS_BYTES": m.weights_bytes if m else 0, "WEIGHTS_OFFSET": hex(WEIGHTS_OFFSET),
                "FMAP_OFFSET": hex(m.fmap_offset if m else 0), "INPUT_OFFSET": hex(m.input_offset or 0 if m else 0),
                "WEIGHTS_AT_RESET": int(weights_at_reset or not (m and m.weights_bytes))}
-    table = (f"static const uint32_t images[N_IMAGES][IN_WORDS] = {{\n" + "\n".join(rows) + "\n};\n"
+    table = ("static const uint32_t images[N_IMAGES][IN_WORDS] = {\n" + "\n".join(rows) + "\n};\n"
              if len(images) else "")
     return (f'#define MODEL_NAME "{model}"\n#define BOARD_NAME "{board}"\n#define MODEL_ID "{model_id}"\n'
             + "".join(f"#define {k} {v}\n" for k, v in defines.items()) + table)

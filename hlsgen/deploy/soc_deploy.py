@@ -33,7 +33,7 @@ from .checks import MARKER, check_out
 from .firmware import BLOCK, build_firmware, images_header, require_gcc, rom_bytes, stored_images
 from .ports import read_ports
 from .soc_boards import SocBoard, same_fabric
-from .soc_top import WEIGHTS_OFFSET, ExternalMemory, Master, StreamTop
+from .soc_top import CONTROL_BASE, WEIGHTS_OFFSET, ExternalMemory, Master, StreamTop
 
 LITEX_PACKAGES = ("litex litedram litex-boards pythondata-cpu-vexriscv pythondata-software-picolibc "
                   "pythondata-software-compiler_rt meson ninja")
@@ -314,8 +314,10 @@ def _simulate(checked: SocBuild, board: SocBoard, top, count: int, folder: Path)
 def _write_readme(folder: Path, name: str, checked: SocBuild, board: SocBoard, top, verdict: SimVerdict | None,
                   figures: dict | None) -> None:
     context = dict(board=board, build=checked, version=__version__, verdict=verdict.line(board) if verdict else None,
-                   figures=figures, deploy_name=name,
-                   host_id=model_id(top))
+                   figures=figures, deploy_name=name, host_id=model_id(top), control_base=CONTROL_BASE,
+                   stored=min(len(checked.inputs), stored_images(top.in_words, STORED_IMAGES)),
+                   input_bytes=4 * top.in_words,
+                   upload_s=(checked.memory.weights_bytes if checked.memory else 0) * 10 / board.baud)
     (folder / "README.md").write_text(render_with(make_environment("deploy"), "deploy", "soc_README.md.j2", **context))
     record = {"board": board.name, "part": board.part, "target": checked.target, "top": checked.top,
               "clock_mhz": board.sys_clk_mhz, "model": checked.model, "hlsgen": __version__,

@@ -163,14 +163,15 @@ def test_each_board_simulates_bit_exact_and_routes_at_its_clock(build, tmp_path,
     assert (out / "gateware" / "hlsgen_soc.svf").is_file()
 
 
-def small_buffers_target(folder: Path) -> Path:
-    """ecp5_8x8 with 2 KiB input and weight buffers: the digits' weights and feature maps go to external memory,
-    the input into the feature-map image (the model's own top then has AXI4 masters and registers)."""
+def small_buffers_target(folder: Path, buffers: tuple[str, ...] = ("input", "weight")) -> Path:
+    """ecp5_8x8 with 2 KiB `buffers`: with both, the digits' weights and feature maps go to external memory, the
+    input into the feature-map image (the model's own top then has AXI4 masters and registers)."""
     text = (ROOT / "hw_models" / "ecp5_8x8.yaml").read_text()
-    for name in ("input", "weight"):
+    for name in buffers:
         text = text.replace(f"{name}: {{kib: 128, banks: 8}}", f"{name}: {{kib: 2, banks: 8}}")
-    path = folder / "ecp5_8x8_small.yaml"
-    path.write_text(text.replace("name: ecp5_8x8", "name: ecp5_8x8_small"))
+    name = "ecp5_8x8_small_" + "_".join(buffers)
+    path = folder / f"{name}.yaml"
+    path.write_text(text.replace("name: ecp5_8x8", f"name: {name}"))
     return path
 
 
@@ -209,3 +210,17 @@ def test_a_top_with_external_memory_answers_bit_exact_from_the_dram(memory_deplo
     assert record["weights"] == "rtl/weights.bin" and record["input_pack"] == "model/input_pack.npy"
     assert (memory_deployed / "rtl" / "weights.bin").read_bytes() == (memory_build / "rtl" / "weights.bin").read_bytes()
     assert "#define INPUT_IN_FMAP 1" in (memory_deployed / "firmware" / "images.h").read_text()
+
+
+def test_a_top_with_external_weights_and_an_input_stream_answers_bit_exact(tmp_path):
+    """Weights over AXI4 from the DRAM, the input on the stream from the reader DMA, the registers on the bus."""
+    _require_soc_tools()
+    build, out = tmp_path / "digits_weights", tmp_path / "deploy"
+    assert main(["build", str(DIGITS / "digits.onnx"), "--target", str(small_buffers_target(tmp_path, ("weight",))),
+                 "--calib", str(DIGITS / "calib.npz"), "-o", str(build), "-q"]) == 0
+    residency = json.loads((build / "report.json").read_text())["total"]["residency"]
+    assert residency["weights"] == "external" and residency["input"] == "stream"
+    assert main(["deploy", str(build), "--board", "ulx3s-85f", "-o", str(out), "--simulate", "2", "--no-bitstream",
+                 "-q"]) == 0
+    assert json.loads((out / "sim" / "verdict.json").read_text())["bit_exact"]
+    assert json.loads((out / "deploy.json").read_text())["host"]["input_pack"] is None
