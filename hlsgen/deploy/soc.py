@@ -36,6 +36,8 @@ CPU = ("vexriscv", "lite")  # the smallest rv32im VexRiscv: a 2 KiB instruction 
 #                             CPU reads what the DMAs wrote without cache maintenance
 SRAM_BYTES = 0x2000  # the firmware's data and stack
 SIM_SDRAM_HZ = int(100e6)  # the clock its timings are computed at (as LiteX's own litex_sim)
+
+
 class Accelerator(LiteXModule):
     """The accelerator between two DMAs. CSRs: reader_*/writer_* (LiteX's DMA: base, length in bytes,
     enable, done); start (arms the input: in_elems beats, tlast on the last, the padding of the last word
@@ -48,7 +50,7 @@ class Accelerator(LiteXModule):
         for source in top.sources:
             platform.add_source(str(source))
         bus = dict(data_width=32, address_width=32, addressing="word")
-        streams_in = top.memory is None or top.memory.input_offset is None
+        self.streams_in = streams_in = top.memory is None or top.memory.input_offset is None
         # "big" is no byte swap: with the converters' default order the lowest address streams first
         self.writer = WishboneDMAWriter(wishbone.Interface(**bus), endianness="big", with_csr=True)
         self.out_conv = stream.Converter(top.out_width, 32)  # tlast flushes a partial word
@@ -140,14 +142,14 @@ def add_accelerator(soc, top: StreamTop) -> None:
     """`top` as soc.acc, its DMAs bus masters (they reach main RAM through the SoC's interconnect); a top with
     external memory also has its registers at CONTROL_BASE and its masters on the DRAM crossbar."""
     soc.acc = Accelerator(top, soc.platform)
-    if hasattr(soc.acc, "reader"):
+    if soc.acc.streams_in:
         soc.bus.add_master(name="acc_reader", master=soc.acc.reader.bus)
     soc.bus.add_master(name="acc_writer", master=soc.acc.writer.bus)
     if soc.acc.control is not None:
         soc.bus.add_slave(name="hlsgen_ctrl", slave=soc.acc.control,
                           region=SoCRegion(origin=CONTROL_BASE, size=CONTROL_SIZE, cached=False))
     main_ram = soc.bus.regions["main_ram"].origin
-    for k, bus in enumerate(soc.acc.masters):
+    for bus in soc.acc.masters:
         port = soc.sdram.crossbar.get_port(data_width=bus.data_width)
         soc.submodules += LiteDRAMAXI2Native(bus, port, base_address=main_ram)
 

@@ -11,8 +11,10 @@ import shutil
 from pathlib import Path
 
 import numpy as np
+import onnx
 import pytest
 
+from hlsgen import architectures
 from hlsgen.cli import main
 from hlsgen.deploy import firmware
 from hlsgen.deploy.boards import board
@@ -224,3 +226,20 @@ def test_a_top_with_external_weights_and_an_input_stream_answers_bit_exact(tmp_p
                  "-q"]) == 0
     assert json.loads((out / "sim" / "verdict.json").read_text())["bit_exact"]
     assert json.loads((out / "deploy.json").read_text())["host"]["input_pack"] is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", [b.name for b in SOC_BOARDS])
+def test_mobilenet_v1_reads_its_weights_and_maps_from_each_boards_dram(tmp_path, name):
+    """MLPerf Tiny's visual-wake-words MobileNetV1 (0.25, 96x96) on ecp5_8x8: 218 KB of weights and its feature
+    maps in the board's DRAM (SDRAM behind a down-converting port, DDR3 behind an up-converting one)."""
+    _require_soc_tools()
+    model = architectures.mobilenet_v1(alpha=0.25, size=96, classes=2)
+    path, calib = tmp_path / "vww.onnx", tmp_path / "calib.npz"
+    onnx.save_model(model, str(path))
+    np.savez(calib, **{model.graph.input[0].name: architectures.calibration_data(model, n=8)})
+    build, out = tmp_path / "vww_ecp5", tmp_path / "deploy"
+    assert main(["build", str(path), "--target", "ecp5_8x8", "--calib", str(calib), "-o", str(build), "-q"]) == 0
+    assert main(["deploy", str(build), "--board", name, "-o", str(out), "--simulate", "1", "--no-bitstream", "-q"]) == 0
+    assert json.loads((out / "sim" / "verdict.json").read_text())["bit_exact"]
+    assert "no stored test images" in (out / "README.md").read_text()  # a packed input is 72 KiB
