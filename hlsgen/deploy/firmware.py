@@ -97,7 +97,7 @@ def images_header(images: np.ndarray, top, model: str, board: str, model_id: str
     defines = {"N_IMAGES": len(images), "IN_WORDS": top.in_words, "OUT_WORDS": top.out_words,
                "OUT_BYTES": top.out_elems * top.out_width // 8, "BLOCK": BLOCK, "FINISH_AFTER_IMAGES": int(finish),
                "IN_OFFSET": hex(IN_OFFSET), "OUT_OFFSET": hex(OUT_OFFSET),
-               "INPUT_IN_FMAP": int(m is not None and m.input_offset is not None),
+               "INPUT_IN_FMAP": int(m is not None and m.input_in_fmap),
                "WEIGHTS_BYTES": m.weights_bytes if m else 0, "WEIGHTS_OFFSET": hex(WEIGHTS_OFFSET),
                "FMAP_OFFSET": hex(m.fmap_offset if m else 0), "INPUT_OFFSET": hex(m.input_offset or 0 if m else 0),
                "WEIGHTS_AT_RESET": int(weights_at_reset or not (m and m.weights_bytes))}

@@ -25,7 +25,7 @@ from ..errors import MappingError, MismatchError, PathError, ToolError
 from ..paths import reading_build
 from ..progress import silent
 from ..hw.dram import pack_gather
-from ..rtl.fmap_dma import image_bytes, input_words
+from ..rtl.fmap_dma import image_bytes, input_offset, input_words
 from ..staging import staging_for
 from ..templating import make_environment, render_with
 from .bitstream import make_gateware
@@ -103,7 +103,7 @@ def deploy_soc(build: Path, board: SocBoard, out: Path, simulate: int | None = N
         folder = staging.folder
         top = _copy_rtl(checked, folder / "rtl")
         _copy_model(checked, folder / "model")
-        images = checked.inputs[:stored_images(top.in_words, STORED_IMAGES)]  # what the board's ROM carries
+        images = _board_images(checked, top)
         verdict = None
         if simulate is not None:
             count = min(simulate, STORED_IMAGES, len(checked.inputs))
@@ -164,7 +164,7 @@ def check_soc_build(build: Path, board: SocBoard) -> SocBuild:
     bits = ports["m_axis_tdata"].width
     count = len(inputs[names_in[0]])
     mask, pack = (1 << bits) - 1, None
-    if memory is not None and memory.input_offset is not None:  # the input goes into the feature-map image
+    if memory is not None and memory.input_in_fmap:
         packed = input_words(program, np.asarray(inputs[names_in[0]], np.int64))[1]
         x = np.frombuffer(packed, np.uint8).reshape(count, -1).astype(np.int64)
         pack = pack_gather(program.maps[program.input_map], program.rows)
@@ -188,7 +188,7 @@ def _external_memory(build: Path, ports: dict, program) -> ExternalMemory:
                            max(ports[f"{name}_{c}id"].width for c in ("ar", "aw") if f"{name}_{c}id" in ports),
                            f"{name}_arvalid" in ports, f"{name}_awvalid" in ports) for name in names)
     weights = build / "rtl" / WEIGHTS_FILE
-    offset = input_words(program, np.zeros((0, 1)))[0] if program.input_in_dram else None
+    offset = input_offset(program) if program.input_in_dram else None
     return ExternalMemory(masters, weights.stat().st_size if weights.is_file() else 0,
                           image_bytes(program) if program.fmaps_external else 0, offset)
 
@@ -212,7 +212,7 @@ def _copy_rtl(checked: SocBuild, dest: Path):
         if source.suffix in (".v", ".mem") and not source.name.endswith("_tb.v") or source.name == WEIGHTS_FILE:
             shutil.copyfile(source, dest / source.name)
     sources = (dest / f"{checked.top}.v", *sorted(p for p in dest.glob("hg_*.v")))
-    packed = checked.memory is not None and checked.memory.input_offset is not None
+    packed = checked.memory is not None and checked.memory.input_in_fmap  # its beats are the packed bytes
     return StreamTop(checked.top, sources, dest, checked.inputs.shape[1], checked.outputs.shape[1],
                      8 if packed else checked.bits, checked.bits, checked.memory)
 
@@ -230,6 +230,11 @@ def _copy_model(checked: SocBuild, dest: Path) -> None:
         shutil.copytree(source, dest / name) if source.is_dir() else shutil.copyfile(source, dest / name)
     if checked.input_pack is not None:
         np.save(dest / INPUT_PACK, np.stack(checked.input_pack).astype(np.int32))  # .npy: byte-identical
+
+
+def _board_images(checked: SocBuild, top) -> np.ndarray:
+    """The test images the board's ROM carries."""
+    return checked.inputs[:stored_images(top.in_words, STORED_IMAGES)]
 
 
 def firmware_headers(checked: SocBuild, top, images: np.ndarray, board: SocBoard, finish: bool,
@@ -258,8 +263,7 @@ def simulated_board(build: Path, board: SocBoard, folder: Path, port: int = 0):
     _require_litex()
     require_gcc()
     top = _copy_rtl(checked, Path(folder) / "rtl")
-    images = checked.inputs[:stored_images(top.in_words, STORED_IMAGES)]
-    soc, firmware = _sim_firmware(checked, board, top, images, Path(folder), finish=False)
+    soc, firmware = _sim_firmware(checked, board, top, _board_images(checked, top), Path(folder), finish=False)
     with serve_soc(soc, firmware.words, top.memories, Path(folder) / "simulator.log", port) as served:
         yield served
 
@@ -315,7 +319,7 @@ def _write_readme(folder: Path, name: str, checked: SocBuild, board: SocBoard, t
                   figures: dict | None) -> None:
     context = dict(board=board, build=checked, version=__version__, verdict=verdict.line(board) if verdict else None,
                    figures=figures, deploy_name=name, host_id=model_id(top), control_base=CONTROL_BASE,
-                   stored=min(len(checked.inputs), stored_images(top.in_words, STORED_IMAGES)),
+                   stored=len(_board_images(checked, top)),
                    input_bytes=4 * top.in_words,
                    upload_s=(checked.memory.weights_bytes if checked.memory else 0) * 10 / board.baud)
     (folder / "README.md").write_text(render_with(make_environment("deploy"), "deploy", "soc_README.md.j2", **context))

@@ -38,6 +38,10 @@ class ExternalMemory:
     input_offset: int | None
 
     @property
+    def input_in_fmap(self) -> bool:
+        return self.input_offset is not None
+
+    @property
     def fmap_offset(self) -> int:
         return -(-(WEIGHTS_OFFSET + self.weights_bytes) // PAGE) * PAGE
 

@@ -20,9 +20,14 @@ def image_bytes(program: Program) -> int:
     return program.dram_words * program.rows
 
 
+def input_offset(program: Program) -> int:
+    """The byte offset of the input in the feature-map image, of a design whose input lives there."""
+    return program.maps[program.input_map].dram_base * program.rows
+
+
 def input_words(program: Program, images: np.ndarray) -> tuple[int, bytes]:
     """(byte offset in the image, the words of each image one after the other) of the inputs `images`
     [N, ...] of a design whose input lives in the feature-map image."""
     placement = program.maps[program.input_map]
     words = [pack_map(image, placement, program.rows).tobytes() for image in np.asarray(images, np.int64)]
-    return placement.dram_base * program.rows, b"".join(words)
+    return input_offset(program), b"".join(words)

@@ -74,6 +74,10 @@ class UartDevice:
         self.last_cycles = 0
         self.last_soc_cycles = 0
         try:
+            self._pack = None if deploy.input_pack is None else np.load(deploy.input_pack)  # (source, constant)
+        except OSError as exc:
+            raise UsageError(f"cannot read {deploy.input_pack}: {exc.strerror or exc}; deploy again") from None
+        try:
             self._serial = serial.serial_for_url(port, baudrate=deploy.baud, timeout=timeout_s, write_timeout=timeout_s)
         except (serial.SerialException, ValueError, OSError) as exc:
             raise DeviceError(f"cannot open {port}: {exc}") from None
@@ -93,7 +97,7 @@ class UartDevice:
         whole inference's (the firmware's copy of the input, the registers, the wait, the read back)."""
         from ..deploy.firmware import pack_words
 
-        if self.deploy.input_pack is not None:
+        if self._pack is not None:
             beats = self._packed(np.asarray(beats, np.int64).ravel())
         words = pack_words(beats, self.deploy.in_width)
         data = np.asarray(words, "<u4").tobytes()
@@ -115,7 +119,7 @@ class UartDevice:
 
     def _packed(self, flat: np.ndarray) -> np.ndarray:
         """The input's bytes as the accelerator's feature-map image holds them (hlsgen.hw.dram.pack_gather)."""
-        source, constant = np.load(self.deploy.input_pack)
+        source, constant = self._pack
         if flat.size <= source.max():
             raise UsageError(f"an input of {flat.size} elements, where {self.deploy.folder}'s accelerator takes "
                              f"{source.max() + 1}")
