@@ -24,6 +24,10 @@ def pragma(directive, variable: str | None = None) -> str:
                 f"factor={int(directive.factor)} dim={int(directive.dim)}")
     if kind == "Dataflow":
         return "#pragma HLS DATAFLOW"
+    if kind == "Inline":
+        return "#pragma HLS INLINE"
+    if kind == "Dependence":
+        return f"#pragma HLS DEPENDENCE variable={variable} type={directive.kind} false"
     if kind == "Stream":
         if variable is None:
             raise ValueError("a Stream directive needs the C name of its stream")

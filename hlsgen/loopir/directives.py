@@ -3,7 +3,9 @@
 Field names and meanings follow the HLS pragmas they become: Pipeline(ii) and Unroll(factor) on a
 loop (factor None = completely), Partition(buffer, dim, kind, factor) on a buffer (dim 1-based, kind
 cyclic | block | complete; factor unused for complete), Stream(depth) on a buffer that is a FIFO
-between concurrent processes, Dataflow on a nest whose processes run concurrently.
+between concurrent processes, Dependence(kind) on a buffer whose accesses of different iterations
+(inter) or of one iteration (intra) never touch the same word, Dataflow on a nest whose processes run
+concurrently, Inline on a nest that is a helper of the function that calls it.
 """
 from __future__ import annotations
 
@@ -48,6 +50,16 @@ class Stream:
     depth: int = 2
 
 
+@dataclass(frozen=True)
+class Dependence:
+    kind: str = "inter"  # or "intra"
+
+
+@dataclass(frozen=True)
+class Inline:
+    pass
+
+
 def describe(directive) -> str:
     """The directive as the dump shows it."""
     if isinstance(directive, Pipeline):
@@ -59,4 +71,6 @@ def describe(directive) -> str:
         return f"partition dim {directive.dim} {directive.kind}{factor}"
     if isinstance(directive, Stream):
         return f"stream depth {directive.depth}"
-    return "dataflow"
+    if isinstance(directive, Dependence):
+        return f"no {directive.kind} dependence"
+    return type(directive).__name__.lower()

@@ -1,9 +1,14 @@
 """The loop IR: affine index expressions, buffer accesses, statements, loops and nests (all frozen).
 
 A statement writes one access from a value: an access, or a call (`fn(args)`; `*` shows infix) whose
-arguments may be accesses, expressions or names. An access with an empty index stands for the whole
-buffer (an opaque port, e.g. the line buffer's window generator), which the legality check does not
-bank-check. Loop variables are the loops' names.
+arguments may be accesses, expressions, names or opaque scalar C (`C`: a row field, a helper's result).
+An access with an empty index stands for the whole buffer (an opaque port, e.g. the line buffer's window
+generator), or, to a name that is no buffer of the nest, for a scalar local. A loop's variable is its name
+unless it names one (`var`); its trip count is `extent`, or the C text `bound` (a program row's field) with
+`extent` its largest value. `Let` declares a scalar local, `If` runs one of two bodies on a C condition,
+`Invoke` calls another nest (a unit's inline helper, e.g. the writer) whose accesses count where it is called.
+An index term need not be a loop variable: any other name is an offset fixed for one pipelined iteration
+(C text such as `row.o_base`), unless it mentions a variable that changes within it.
 """
 from __future__ import annotations
 
@@ -72,6 +77,16 @@ def E(value: Expr | int | str) -> Expr:
 
 
 @dataclass(frozen=True)
+class C:
+    """Opaque scalar C (a row field, a local, a helper's result); it reads no banked buffer."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
+@dataclass(frozen=True)
 class Access:
     buffer: str
     index: tuple[Expr, ...] = ()  # empty: the whole buffer, through an opaque port
@@ -116,35 +131,89 @@ def _accesses(value) -> Iterator[Access]:
 @dataclass(frozen=True)
 class Stmt:
     target: Access
-    value: Access | Call
-    accumulate: bool = False  # target += value
+    value: Access | Call | Expr | C
+    accumulate: bool = False  # target += value, started on the first iteration of its reduction loops
+    op: str = ""  # a literal C assignment ("=", "+=", "|=", ...): no first-iteration logic
 
     def map(self, fn) -> "Stmt":
-        return Stmt(self.target.map(fn), _map_value(self.value, fn), self.accumulate)
+        return replace(self, target=self.target.map(fn), value=_map_value(self.value, fn))
 
     def reads(self) -> list[Access]:
-        return list(_accesses(self.value)) + ([self.target] if self.accumulate else [])
+        updates = self.accumulate or self.op not in ("", "=")
+        return list(_accesses(self.value)) + ([self.target] if updates else [])
 
     def writes(self) -> list[Access]:
         return [self.target]
 
     def __str__(self) -> str:
-        return f"{self.target} {'+=' if self.accumulate else '='} {self.value}"
+        return f"{self.target} {self.op or ('+=' if self.accumulate else '=')} {self.value}"
+
+
+@dataclass(frozen=True)
+class Let:
+    """`ctype name = value;` (const unless `mutable`): a scalar local of the enclosing body."""
+
+    name: str
+    ctype: str
+    value: Access | Call | Expr | C | None  # None: declared only
+    mutable: bool = False
+
+    def map(self, fn) -> "Let":
+        return replace(self, value=_map_value(self.value, fn))
+
+    def reads(self) -> list[Access]:
+        return list(_accesses(self.value))
+
+    def writes(self) -> list[Access]:
+        return []
+
+    def __str__(self) -> str:
+        return f"let {self.name} = {self.value}"
+
+
+@dataclass(frozen=True)
+class If:
+    cond: C
+    then: tuple["Node", ...]
+    orelse: tuple["Node", ...] = ()
+
+    def map(self, fn) -> "If":
+        return replace(self, then=tuple(n.map(fn) for n in self.then), orelse=tuple(n.map(fn) for n in self.orelse))
+
+
+@dataclass(frozen=True)
+class Invoke:
+    """`nest.name(args);`: another nest's body runs here (an inline function of the unit)."""
+
+    nest: "LoopNest"
+    args: tuple[str, ...]
+
+    def map(self, fn) -> "Invoke":
+        return self
+
+    def __str__(self) -> str:
+        return f"{self.nest.name}({', '.join(self.args)})"
 
 
 @dataclass(frozen=True)
 class Loop:
-    name: str  # also the loop variable
-    extent: int
+    name: str  # its label, and its variable unless `var` names one
+    extent: int  # the trip count, or its largest value when `bound` gives it
     body: tuple["Node", ...]
     guards: tuple[tuple[Expr, int], ...] = ()  # the body runs only where every expr < bound
+    var: str = ""
+    bound: str = ""  # C text of a trip count that a program row gives (the HLS tool is told `extent` at most)
+
+    @property
+    def variable(self) -> str:
+        return self.var or self.name
 
     def map(self, fn) -> "Loop":
         return replace(self, body=tuple(n.map(fn) for n in self.body),
                        guards=tuple((fn(e), b) for e, b in self.guards))
 
 
-Node = Union[Loop, Stmt]
+Node = Union[Loop, Stmt, Let, If, Invoke]
 
 
 @dataclass(frozen=True)
@@ -158,6 +227,7 @@ class Buffer:
     word: int = 1  # values per port access along the last dimension
     note: str = ""
     double_buffered: bool = False
+    decl: str = ""  # C type (e.g. "static acc_t") when the nest's function declares it, else an argument or global
 
     @property
     def banked(self) -> bool:
@@ -193,6 +263,8 @@ class LoopNest:
                 if isinstance(n, Loop):
                     yield n
                     yield from walk(n.body)
+                elif isinstance(n, If):
+                    yield from walk(n.then + n.orelse)
         return walk(self.body)
 
     def loop(self, name: str) -> Loop:

@@ -1,25 +1,32 @@
 """Legality: per pipelined iteration, the unrolled accesses to each banked memory fit its ports.
 
-For every loop with Pipeline(ii): every loop inside it must be unrolled completely; then, for each
-banked memory (activation, weight, accumulator; buffers of one memory share its banks), the sum over
-accesses of the most distinct words any one bank serves must be at most ports x ii. Reads and writes
-count separately; an accumulation counts as both. Partitions must not ask for more banks than the memory
-has. This is a proof for every iteration, not a sample: an index splits into a part from the unrolled
-loops and an offset from the loops outside; bank and word counts only change with the offset modulo the
-partition's period (factor x word for cyclic, the block size for block, the word otherwise), so the
-check enumerates the residues the offset can take (from the gcd of its coefficients) and the unrolled
-instances, and keeps the worst case.
+For every loop with Pipeline(ii): every loop inside it (and inside the nests it invokes) must be unrolled
+completely; then for each banked memory the words any one bank serves, summed over the accesses that may
+reach it, must be at most ports x ii. Reads and writes count separately; an update (`+=`) counts as both;
+both bodies of an `If` count. Partitions must not ask for more banks than the memory has.
+
+This is a proof for every iteration, not a sample. An index splits into a part from the unrolled loops
+and an offset from everything else (outer loops, row fields: fixed for one iteration). On a partitioned
+dimension an access's bank is exact when the offset cannot move it, relative (`(offset, bank)`: two
+accesses of one offset meet only at the same bank; of different offsets, anywhere) when it can, and
+unknown when the offset itself changes within the iteration (it mentions an unrolled variable). Word
+counts only change with the offset modulo the partition's period (factor x word for cyclic, the block size
+for block, the word otherwise), so every residue the offset can take is tried and the worst kept. Buffers
+of one memory share its banks in an unknown way: another buffer's access may meet any bank.
 """
 from __future__ import annotations
 
 import itertools
 import math
+import re
 from dataclasses import dataclass
 
 from .directives import Partition, Pipeline, Unroll
-from .ir import Access, Buffer, Loop, LoopNest
+from .ir import Access, Buffer, If, Invoke, Let, Loop, LoopNest, Stmt
 
 OFFSET = 1 << 20  # added to indices so that negative offsets map like their residues
+UNKNOWN = None  # a bank nothing relates to other banks
+MAX_CHOICES = 4096
 
 
 @dataclass(frozen=True)
@@ -47,23 +54,24 @@ def bank_count(nest: LoopNest, buffer: Buffer) -> int:
     return count
 
 
+def _locate_dim(i: int, buffer: Buffer, p: Partition | None, dim: int) -> tuple[int, int]:
+    """(bank, word) of index i along one dimension."""
+    if p is None:
+        bank, local = 0, i
+    elif p.kind == "complete":
+        bank, local = i, 0
+    elif p.kind == "cyclic":
+        bank, local = i % p.factor, i // p.factor
+    else:
+        size = math.ceil(buffer.shape[dim] / p.factor)
+        bank, local = i // size, i % size
+    return bank, (local // buffer.word if dim == len(buffer.shape) - 1 else local)
+
+
 def _locate(index: list[int], buffer: Buffer, parts: dict[int, Partition]) -> tuple[tuple, tuple]:
     """(bank, word) of one element."""
-    bank, local = [], []
-    for dim, i in enumerate(index):
-        p = parts.get(dim)
-        if p is None:
-            bank.append(0), local.append(i)
-        elif p.kind == "complete":
-            bank.append(i), local.append(0)
-        elif p.kind == "cyclic":
-            bank.append(i % p.factor), local.append(i // p.factor)
-        else:
-            size = math.ceil(buffer.shape[dim] / p.factor)
-            bank.append(i // size), local.append(i % size)
-    if local:
-        local[-1] //= buffer.word
-    return tuple(bank), tuple(local)
+    pairs = [_locate_dim(i, buffer, parts.get(d), d) for d, i in enumerate(index)]
+    return tuple(b for b, _ in pairs), tuple(w for _, w in pairs)
 
 
 def _period(buffer: Buffer, parts: dict[int, Partition], dim: int) -> int:
@@ -78,26 +86,106 @@ def _period(buffer: Buffer, parts: dict[int, Partition], dim: int) -> int:
     return math.ceil(buffer.shape[dim] / p.factor)
 
 
+def _mentions(term: str, names: set[str]) -> bool:
+    return term in names or any(re.search(rf"\b{re.escape(n)}\b", term) for n in names if n in term)
+
+
+@dataclass(frozen=True)
+class _Use:
+    """One access in one pipelined iteration: per residue of its offsets, its instances as (bank, word)."""
+
+    buffer: Buffer
+    combos: tuple[tuple[tuple[tuple, tuple], ...], ...]
+
+
+def _use(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: dict[str, int],
+         varying: set[str]) -> _Use:
+    dims = []
+    for d, e in enumerate(access.index):
+        period = _period(buffer, parts, d)
+        outer = tuple((n, c) for n, c in e.terms if n not in unrolled)
+        wild = any(_mentions(n, varying) for n, _ in outer)
+        g = math.gcd(period, *(c for _, c in outer)) if outer else period
+        dims.append((e, outer, wild, period, range(0, period, g) if period > 1 and not wild else (0,)))
+    names = [n for n in unrolled if any(e.coef(n) for e in access.index)]
+    combos = []
+    for residues in itertools.product(*(d[-1] for d in dims)):
+        instances = []
+        for k, values in enumerate(itertools.product(*(range(unrolled[n]) for n in names))):
+            env = dict(zip(names, values))
+            bank, word = [], []
+            for d, ((e, outer, wild, period, _), r) in enumerate(zip(dims, residues)):
+                u = e.const + sum(e.coef(n) * env[n] for n in names)
+                p = parts.get(d)
+                b, w = _locate_dim(OFFSET * period + r + u, buffer, p, d)
+                word.append(("varies", k) if wild else (outer, w))
+                if p is None:
+                    continue
+                if wild:
+                    bank.append(UNKNOWN)
+                elif not outer or (p.kind == "cyclic" and all(c % p.factor == 0 for _, c in outer)):
+                    bank.append(("exact", b))
+                elif p.kind == "block":  # relative to the offset's block, at this residue
+                    bank.append((outer + (("residue", r),), b))
+                else:
+                    bank.append((outer, u % p.factor if p.kind == "cyclic" else u))
+            instances.append((tuple(bank), tuple(word)))
+        combos.append(tuple(instances))
+    return _Use(buffer, tuple(combos))
+
+
+def _relation(candidate, bank):
+    """True: the same bank; False: another; else the group of banks, one of which may be the candidate."""
+    if candidate is UNKNOWN or bank is UNKNOWN:
+        return True
+    if candidate[0] == bank[0]:  # both exact, or relative to one offset
+        return candidate == bank
+    return bank[0]
+
+
+def _count(instances, candidate: tuple, dim: int = 0) -> int:
+    """The most distinct words `instances` can put in the one bank `candidate`."""
+    if dim == len(candidate) or not instances:
+        return len({w for _, w in instances})
+    sure, groups = [], {}
+    for inst in instances:
+        rel = _relation(candidate[dim], inst[0][dim])
+        if rel is True:
+            sure.append(inst)
+        elif rel is not False:  # within a group, different banks are different banks: one at most is it
+            groups.setdefault(rel, {}).setdefault(inst[0][dim], []).append(inst)
+    choices = [list(g.values()) for g in groups.values()]
+    if math.prod(len(c) for c in choices) > MAX_CHOICES:
+        return _count(sure + [i for c in choices for g in c for i in g], candidate, dim + 1)
+    return max(_count(sure + [i for g in pick for i in g], candidate, dim + 1) for pick in itertools.product(*choices))
+
+
+def _worst(uses: list[_Use]) -> int:
+    """The most words one bank of a memory serves for `uses`, over every bank they may reach."""
+    by_buffer: dict[str, list[_Use]] = {}
+    for u in uses:
+        by_buffer.setdefault(u.buffer.name, []).append(u)
+
+    def candidates(group):
+        banks = [b for u in group for combo in u.combos for b, _ in combo]
+        per_dim = [sorted({b[d] for b in banks if b[d] is not UNKNOWN}, key=repr) or [UNKNOWN]
+                   for d in range(len(banks[0]) if banks else 0)]
+        return list(itertools.product(*per_dim))
+
+    def load(group, candidate):
+        return sum(max(_count(combo, candidate) for combo in u.combos) for u in group)
+
+    worst = 0
+    for name, group in by_buffer.items():
+        others = sum(max(load([u], c) for c in candidates([u])) for other, g in by_buffer.items() if other != name
+                     for u in g)
+        worst = max(worst, others + max(load(group, c) for c in candidates(group)))
+    return worst
+
+
 def worst_bank_words(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: dict[str, int]) -> int:
     """The most distinct words one bank serves for `access` in one pipelined iteration, over all offsets."""
-    residues = []
-    for dim, e in enumerate(access.index):
-        period = _period(buffer, parts, dim)
-        outer = [c for n, c in e.terms if n not in unrolled]
-        g = math.gcd(period, *outer) if outer else period
-        residues.append(sorted({(e.const + j * g) % period for j in range(period // g)}) if period > 1 else [0])
-    names = [n for n in unrolled if any(e.coef(n) for e in access.index)]
-    worst = 0
-    for offsets in itertools.product(*residues):
-        per_bank: dict[tuple, set] = {}
-        for values in itertools.product(*(range(unrolled[n]) for n in names)):
-            env = dict(zip(names, values))
-            index = [OFFSET * _period(buffer, parts, d) + r + sum(e.coef(n) * env[n] for n in names)
-                     for d, (e, r) in enumerate(zip(access.index, offsets))]
-            bank, word = _locate(index, buffer, parts)
-            per_bank.setdefault(bank, set()).add(word)
-        worst = max(worst, max((len(w) for w in per_bank.values()), default=0))
-    return worst
+    return _worst([_use(access, buffer, parts, unrolled, set())])
 
 
 def port_uses(nest: LoopNest) -> tuple[list[PortUse], list[str]]:
@@ -111,31 +199,39 @@ def port_uses(nest: LoopNest) -> tuple[list[PortUse], list[str]]:
         ii = next((d.ii for d in nest.directives_on(loop.name) if isinstance(d, Pipeline)), None)
         if ii is None:
             continue
-        unrolled: dict[str, int] = {}
-        counts: dict[str, int] = {}
-        touched: dict[str, set] = {}
+        found: dict[str, list[_Use]] = {}
+        ports: dict[str, int] = {}
 
-        def visit(nodes, active):
+        def visit(owner: LoopNest, nodes, unrolled: dict[str, int], varying: set[str]):
             for n in nodes:
                 if isinstance(n, Loop):
                     if not any(isinstance(d, Unroll) and (d.factor is None or d.factor >= n.extent)
-                               for d in nest.directives_on(n.name)):
+                               for d in owner.directives_on(n.name)):
                         problems.append(f"loop {n.name!r} inside pipelined loop {loop.name!r} is not unrolled completely")
-                    visit(n.body, {**active, n.name: n.extent})
-                    continue
-                for access in n.reads() + n.writes():
-                    b = nest.buffer(access.buffer)
-                    if not b.banked or not access.index:
-                        continue
-                    words = worst_bank_words(access, b, partitions(nest, b), active)
-                    counts[b.memory] = counts.get(b.memory, 0) + words
-                    touched.setdefault(b.memory, set()).add(b.name)
+                    visit(owner, n.body, {**unrolled, n.variable: n.extent}, varying | {n.variable})
+                elif isinstance(n, If):
+                    visit(owner, n.then + n.orelse, unrolled, varying)
+                elif isinstance(n, Invoke):
+                    visit(n.nest, n.nest.body, unrolled, varying)
+                else:
+                    if unrolled and (isinstance(n, Let) or not n.target.index):
+                        varying.add(n.name if isinstance(n, Let) else n.target.buffer)
+                    for access in n.reads() + n.writes():
+                        b = _buffer(owner, access.buffer)
+                        if b is None or not b.banked or not access.index:
+                            continue
+                        found.setdefault(b.memory, []).append(_use(access, b, partitions(owner, b), unrolled, varying))
+                        ports[b.memory] = min(ports.get(b.memory, b.ports), b.ports)
 
-        visit(loop.body, unrolled)
-        for memory, count in counts.items():
-            ports = min(nest.buffer(name).ports for name in touched[memory])
-            uses.append(PortUse(loop.name, ii, memory, count, ports * ii, tuple(sorted(touched[memory]))))
+        visit(nest, loop.body, {}, set())
+        for memory, group in found.items():
+            names = tuple(sorted({u.buffer.name for u in group}))
+            uses.append(PortUse(loop.name, ii, memory, _worst(group), ports[memory] * ii, names))
     return uses, problems
+
+
+def _buffer(nest: LoopNest, name: str) -> Buffer | None:
+    return next((b for b in nest.buffers if b.name == name), None)
 
 
 def check(nest: LoopNest) -> list[str]:

@@ -13,7 +13,7 @@ from ...loopir import LoopNest
 from ...quant.arith import signed_bits_for
 from ...quant.params import TensorQuant
 from ..cnames import Names, ap_type
-from ..nest import CallRenderer, CNames, buffer_pragmas, function_pragmas, render
+from ..nest import CallRenderer, CNames, buffer_pragmas, function_pragmas, lower
 from ..pragmas import pragma
 from ..schedule import adapter_directives
 
@@ -110,7 +110,7 @@ def nest_kernel(ctx: Context, node: Node, layer: LayerMap, nest: LoopNest, fn: s
          "output": {"port": "out", "t": ctx.types[layer.output], "buffer": "y",
                     "dims": list(nest.buffer("y").shape)},
          "buffers": buffers, "rom_pragmas": rom_pragmas, "function_pragmas": function_pragmas(nest),
-         "adapter_pragmas": [pragma(d) for d in adapter_directives()], "nest": render(nest, calls, c),
+         "adapter_pragmas": [pragma(d) for d in adapter_directives()], "nest": lower(nest, 4, calls, c),
          "offchip": None}
     if offchip:
         k["offchip"] = {"port": offchip.port, "t": offchip.t, "size": offchip.size,
