@@ -60,7 +60,10 @@ def declarations(nest: LoopNest, indent: int = INDENT, c: CNames | None = None) 
     c = c or CNames()
     own = [b for b in nest.buffers if b.decl]
     lines = [f"{' ' * indent}{b.decl} {c.name(b.name)}{''.join(f'[{n}]' for n in b.shape)};" for b in own]
-    return lines + guarded(function_pragmas(nest) + [p for b in own for p in buffer_pragmas(nest, b.name, c)], indent)
+    pragmas = [p for b in own for p in buffer_pragmas(nest, b.name, c)]
+    pragmas += [pragma(d, c.name(b.name)) for b in nest.buffers if not b.decl for d in nest.directives_on(b.name)
+                if isinstance(d, Dependence)]  # on a memory the function shares (its partitions are the owner's)
+    return lines + guarded(function_pragmas(nest) + pragmas, indent)
 
 
 def lower(nest: LoopNest, indent: int = INDENT, calls: dict[str, CallRenderer] | None = None,
@@ -77,7 +80,7 @@ def lower(nest: LoopNest, indent: int = INDENT, calls: dict[str, CallRenderer] |
             if isinstance(n, Loop):
                 v = n.variable
                 out.append(f"{pad}HLSGEN_LOOP({n.name}) for (int {v} = 0; {v} < {n.bound or n.extent}; {v}++) {{")
-                marks = [f"#pragma HLS LOOP_TRIPCOUNT max={n.extent}"] if n.bound else []
+                marks = [f"#pragma HLS LOOP_TRIPCOUNT max={n.extent}"] if n.bound and n.extent else []
                 out += guarded(marks + [pragma(d) for d in nest.directives_on(n.name) if isinstance(d, LOOP_DIRECTIVES)],
                                depth + INDENT)
                 if n.guards:

@@ -27,15 +27,15 @@ class Unroll:
 @dataclass(frozen=True)
 class Partition:
     buffer: str
-    dim: int  # 1-based, as in the pragma
+    dim: int  # 1-based, as in the pragma; 0: every dimension (complete)
     kind: str  # "cyclic", "block" or "complete"
     factor: int = 0  # unused for "complete"
 
     def __post_init__(self):
         if self.kind not in PARTITION_KINDS:
             raise ValueError(f"partition kind must be one of {PARTITION_KINDS}, got {self.kind!r}")
-        if self.dim < 1:
-            raise ValueError("partition dims are 1-based")
+        if self.dim < 1 and not (self.dim == 0 and self.kind == "complete"):
+            raise ValueError("partition dims are 1-based (0: every dimension, complete only)")
         if self.kind != "complete" and self.factor < 1:
             raise ValueError(f"a {self.kind} partition needs a factor >= 1")
 
@@ -68,7 +68,7 @@ def describe(directive) -> str:
         return "unroll" if directive.factor is None else f"unroll x{directive.factor}"
     if isinstance(directive, Partition):
         factor = "" if directive.kind == "complete" else f" {directive.factor}"
-        return f"partition dim {directive.dim} {directive.kind}{factor}"
+        return f"partition dim {directive.dim or 'all'} {directive.kind}{factor}"
     if isinstance(directive, Stream):
         return f"stream depth {directive.depth}"
     if isinstance(directive, Dependence):

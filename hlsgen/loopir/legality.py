@@ -1,7 +1,7 @@
 """Legality: per pipelined iteration, the unrolled accesses to each banked memory fit its ports.
 
-For every loop with Pipeline(ii): every loop inside it (and inside the nests it invokes) must be unrolled
-completely; then for each banked memory the words any one bank serves, summed over the accesses that may
+For every loop with Pipeline(ii): every loop inside it (and inside the nests it invokes) is unrolled
+completely (as Vitis HLS unrolls it; a partial Unroll there is an error); then for each banked memory the words any one bank serves, summed over the accesses that may
 reach it, must be at most ports x ii. Reads and writes count separately; an update (`+=`) counts as both;
 both bodies of an `If` count. Partitions must not ask for more banks than the memory has.
 
@@ -27,6 +27,7 @@ from .ir import Access, Buffer, If, Invoke, Let, Loop, LoopNest, Stmt
 OFFSET = 1 << 20  # added to indices so that negative offsets map like their residues
 UNKNOWN = None  # a bank nothing relates to other banks
 MAX_CHOICES = 4096
+ANYTHING = "*"  # in the names that vary: every name does
 
 
 @dataclass(frozen=True)
@@ -44,7 +45,12 @@ class PortUse:
 
 
 def partitions(nest: LoopNest, buffer: Buffer) -> dict[int, Partition]:
-    return {d.dim - 1: d for d in nest.directives_on(buffer.name) if isinstance(d, Partition)}
+    """0-based dimension -> its partition (dim 0: every dimension)."""
+    found = {}
+    for d in nest.directives_on(buffer.name):
+        if isinstance(d, Partition):
+            found.update({dim: d for dim in range(len(buffer.shape))} if d.dim == 0 else {d.dim - 1: d})
+    return found
 
 
 def bank_count(nest: LoopNest, buffer: Buffer) -> int:
@@ -87,7 +93,7 @@ def _period(buffer: Buffer, parts: dict[int, Partition], dim: int) -> int:
 
 
 def _mentions(term: str, names: set[str]) -> bool:
-    return term in names or any(re.search(rf"\b{re.escape(n)}\b", term) for n in names if n in term)
+    return ANYTHING in names or term in names or any(re.search(rf"\b{re.escape(n)}\b", term) for n in names if n in term)
 
 
 @dataclass(frozen=True)
@@ -99,12 +105,13 @@ class _Use:
 
 
 def _use(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: dict[str, int],
-         varying: set[str]) -> _Use:
+         varying: set[str], scope: str = "") -> _Use:
+    """`scope`: the nest the access is in (an offset's names mean one value only within one nest)."""
     dims = []
     for d, e in enumerate(access.index):
         period = _period(buffer, parts, d)
-        outer = tuple((n, c) for n, c in e.terms if n not in unrolled)
-        wild = any(_mentions(n, varying) for n, _ in outer)
+        outer = tuple(((scope, n), c) for n, c in e.terms if n not in unrolled)
+        wild = any(_mentions(n, varying) for (_, n), _ in outer)
         g = math.gcd(period, *(c for _, c in outer)) if outer else period
         dims.append((e, outer, wild, period, range(0, period, g) if period > 1 and not wild else (0,)))
     names = [n for n in unrolled if any(e.coef(n) for e in access.index)]
@@ -125,8 +132,8 @@ def _use(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: 
                     bank.append(UNKNOWN)
                 elif not outer or (p.kind == "cyclic" and all(c % p.factor == 0 for _, c in outer)):
                     bank.append(("exact", b))
-                elif p.kind == "block":  # relative to the offset's block, at this residue
-                    bank.append((outer + (("residue", r),), b))
+                elif p.kind == "block":  # blocks after the offset's (each access's worst residue is tried)
+                    bank.append((outer, b - OFFSET))
                 else:
                     bank.append((outer, u % p.factor if p.kind == "cyclic" else u))
             instances.append((tuple(bank), tuple(word)))
@@ -134,30 +141,29 @@ def _use(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: 
     return _Use(buffer, tuple(combos))
 
 
-def _relation(candidate, bank):
-    """True: the same bank; False: another; else the group of banks, one of which may be the candidate."""
+def _meets(candidate, bank, identified: dict | None, dim: int) -> bool:
+    """Whether `bank` may be the candidate bank, given which bank of each other group it is (`identified`)."""
     if candidate is UNKNOWN or bank is UNKNOWN:
         return True
     if candidate[0] == bank[0]:  # both exact, or relative to one offset
         return candidate == bank
-    return bank[0]
+    return identified is None or identified.get((dim, bank[0])) == bank
 
 
-def _count(instances, candidate: tuple, dim: int = 0) -> int:
-    """The most distinct words `instances` can put in the one bank `candidate`."""
-    if dim == len(candidate) or not instances:
-        return len({w for _, w in instances})
-    sure, groups = [], {}
-    for inst in instances:
-        rel = _relation(candidate[dim], inst[0][dim])
-        if rel is True:
-            sure.append(inst)
-        elif rel is not False:  # within a group, different banks are different banks: one at most is it
-            groups.setdefault(rel, {}).setdefault(inst[0][dim], []).append(inst)
-    choices = [list(g.values()) for g in groups.values()]
-    if math.prod(len(c) for c in choices) > MAX_CHOICES:
-        return _count(sure + [i for c in choices for g in c for i in g], candidate, dim + 1)
-    return max(_count(sure + [i for g in pick for i in g], candidate, dim + 1) for pick in itertools.product(*choices))
+def _identifications(banks: list[tuple], candidate: tuple):
+    """Every way the candidate may coincide with banks of other groups: at most one bank of each (the banks
+    of one group are different banks); None when there are too many ways (then it may be any of them)."""
+    choices = {}
+    for d, c in enumerate(candidate):
+        for b in banks:
+            if c is not UNKNOWN and b[d] is not UNKNOWN and b[d][0] != c[0]:
+                choices.setdefault((d, b[d][0]), set()).add(b[d])
+    values = [sorted(v, key=repr) for v in choices.values()]
+    if math.prod(len(v) for v in values) > MAX_CHOICES:
+        yield None
+        return
+    for pick in itertools.product(*values):
+        yield dict(zip(choices, pick))
 
 
 def _worst(uses: list[_Use]) -> int:
@@ -166,21 +172,20 @@ def _worst(uses: list[_Use]) -> int:
     for u in uses:
         by_buffer.setdefault(u.buffer.name, []).append(u)
 
-    def candidates(group):
+    def count(u: _Use, candidate, identified) -> int:
+        return max(len({w for b, w in combo if all(_meets(c, k, identified, d) for d, (c, k) in
+                                                  enumerate(zip(candidate, b)))}) for combo in u.combos)
+
+    def most(group: list[_Use]) -> int:
         banks = [b for u in group for combo in u.combos for b, _ in combo]
         per_dim = [sorted({b[d] for b in banks if b[d] is not UNKNOWN}, key=repr) or [UNKNOWN]
                    for d in range(len(banks[0]) if banks else 0)]
-        return list(itertools.product(*per_dim))
+        return max(sum(count(u, candidate, identified) for u in group)
+                   for candidate in itertools.product(*per_dim) for identified in _identifications(banks, candidate))
 
-    def load(group, candidate):
-        return sum(max(_count(combo, candidate) for combo in u.combos) for u in group)
-
-    worst = 0
-    for name, group in by_buffer.items():
-        others = sum(max(load([u], c) for c in candidates([u])) for other, g in by_buffer.items() if other != name
-                     for u in g)
-        worst = max(worst, others + max(load(group, c) for c in candidates(group)))
-    return worst
+    # another buffer of the memory may share any bank with this one's
+    return max(sum(most([u]) for other, g in by_buffer.items() if other != name for u in g) + most(group)
+               for name, group in by_buffer.items())
 
 
 def worst_bank_words(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: dict[str, int]) -> int:
@@ -204,15 +209,15 @@ def port_uses(nest: LoopNest) -> tuple[list[PortUse], list[str]]:
 
         def visit(owner: LoopNest, nodes, unrolled: dict[str, int], varying: set[str]):
             for n in nodes:
-                if isinstance(n, Loop):
-                    if not any(isinstance(d, Unroll) and (d.factor is None or d.factor >= n.extent)
-                               for d in owner.directives_on(n.name)):
+                if isinstance(n, Loop):  # the pipeline unrolls it (Vitis HLS does), unless a partial Unroll says not to
+                    if any(isinstance(d, Unroll) and d.factor is not None and d.factor < n.extent
+                           for d in owner.directives_on(n.name)):
                         problems.append(f"loop {n.name!r} inside pipelined loop {loop.name!r} is not unrolled completely")
                     visit(owner, n.body, {**unrolled, n.variable: n.extent}, varying | {n.variable})
                 elif isinstance(n, If):
                     visit(owner, n.then + n.orelse, unrolled, varying)
-                elif isinstance(n, Invoke):
-                    visit(n.nest, n.nest.body, unrolled, varying)
+                elif isinstance(n, Invoke):  # inside an unrolled loop, its arguments may change with each copy
+                    visit(n.nest, n.nest.body, unrolled, varying | ({ANYTHING} if unrolled else set()))
                 else:
                     if unrolled and (isinstance(n, Let) or not n.target.index):
                         varying.add(n.name if isinstance(n, Let) else n.target.buffer)
@@ -220,7 +225,8 @@ def port_uses(nest: LoopNest) -> tuple[list[PortUse], list[str]]:
                         b = _buffer(owner, access.buffer)
                         if b is None or not b.banked or not access.index:
                             continue
-                        found.setdefault(b.memory, []).append(_use(access, b, partitions(owner, b), unrolled, varying))
+                        found.setdefault(b.memory, []).append(_use(access, b, partitions(owner, b), unrolled, varying,
+                                                                   owner.name))
                         ports[b.memory] = min(ports.get(b.memory, b.ports), b.ports)
 
         visit(nest, loop.body, {}, set())

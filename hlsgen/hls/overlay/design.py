@@ -15,11 +15,12 @@ import numpy as np
 from ... import __version__
 from ...ir import Graph, InputFold
 from ..cnames import Names
+from ..nest import CNames, buffer_pragmas
 from ..ports import Port, make_port
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
 from .cycles import fetched_words, inference_cycles, moved_words, row_cycles
-from .partition_check import prove_folder
+from .units import bodies, memories, prove, unit_nests
 from .program import DMA, PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
 
@@ -31,6 +32,10 @@ MAX_BURST = 256  # beats of an AXI4 burst
 UNIT = [name for name, _ in ROW_FIELDS].index("unit")
 REQUANT_DSP = 2  # a 32 x 17-bit product takes two DSP48 slices
 LUTRAM_BITS = 1024  # smaller memories go to LUT RAM, not block RAM
+
+
+class BankConflictError(Exception):
+    """Units whose pipelined loops cannot reach II = 1: a bug in hlsgen, never a user error."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +85,11 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     ports = [make_port(graph, names.take(t), t, names.take(f"{t}_t"), "input") for t in graph.inputs]
     ports += [make_port(graph, names.take(t), t, names.take(f"{t}_t"), "output") for t in graph.outputs]
     config = _config(mapping, program, external)
+    nests = unit_nests(config)
+    conflicts = prove(nests)  # every pipelined loop's accesses against the partitions, on the loop IR
+    if conflicts:
+        raise BankConflictError(f"the overlay's units have {len(conflicts)} bank conflict(s) (a bug in hlsgen, "
+                                f"please report it): {conflicts[0]}")
     R, C = target.array.rows, target.array.cols
     dram_bytes = 8 * fetched_words(program, R) if external else 0
     out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +115,7 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         "hlsgen_ops.h": render("hlsgen_ops.h.j2", **common),
         "overlay_config.h": render("overlay/config.h.j2", **common, c=config, row_fields=ROW_FIELDS,
                                    place_fields=PLACE_FIELDS, segment_fields=SEGMENT_FIELDS),
-        "overlay_units.h": render("overlay/units.h.j2", **common, c=config),
+        "overlay_units.h": render("overlay/units.h.j2", **common, c=config, u=bodies(nests)),
         f"{top}_program.h": render("overlay/program.h.j2", **common, p=program, row_fields=ROW_FIELDS,
                                    place_fields=PLACE_FIELDS, ports=streamed,
                                    weight_lines=[] if external else _hex_lines(program),
@@ -144,7 +154,6 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
         shutil.copyfile(INCLUDE_DIR / "hlsgen_dataflow.h", out / "hlsgen_dataflow.h")
     for name in PORTABLE_HEADERS:
         shutil.copyfile(INCLUDE_DIR / name, out / "portable" / name)
-    prove_folder(out)  # every pipelined loop's accesses against the partitions, as the C++ states them
     return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
                          program.weight_bits, len(program.weight_words), inference_cycles(program, R, external),
                          tuple(row_cycles(program, R, external)), "external" if external else "rom", dram_bytes,
@@ -153,24 +162,22 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
 
 def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_memory=None,
                 config: dict | None = None) -> list[str]:
-    """The top function's interfaces and the partitioning of the memories it declares or reads: the
-    activation memory by plane and bank, the depthwise window memory by bank and lane, the tap and parameter
-    ROMs by lane, the weight ROM cyclically by the words one PE row's load reads at once. With the
-    weights in external memory (`memory`, the target's external_memory), an AXI4 master port `wmem` in their place (its
-    address in the control registers, its expected latency the target's) and the two staging buffers,
-    each split cyclically like the ROM (an m_axi pointer is never partitioned). With feature maps in
-    external memory (`fmap_memory`), a second AXI4 master `fmem` of its own bundle (the feature-map image
-    of config["fmap_words"] words), whose bursts are a dma row's channel blocks, and the top becomes the
-    dataflow region of the two queues' processes, the memories they share unsynchronized (the tokens order
-    their accesses)."""
+    """The top function's interfaces and the partitioning of the memories it declares or reads (the loop IR's
+    `memories`: the activation memory by plane and bank, the depthwise window memory by bank and lane, the
+    tap and parameter ROMs by lane, the weight ROM, or the two weight staging buffers, cyclically by the
+    words one PE row's load reads at once). With the weights in external memory (`memory`, the target's
+    external_memory), an AXI4 master port `wmem` in the ROM's place (its address in the control registers,
+    its expected latency the target's). With feature maps in external memory (`fmap_memory`), a second AXI4
+    master `fmem` of its own bundle (the feature-map image of config["fmap_words"] words), whose bursts are a
+    dma row's channel blocks, and the top becomes the dataflow region of the two queues' processes, the
+    memories they share unsynchronized (the tokens order their accesses)."""
+    shared = memories(config)
+    partitions = [p for b in shared.buffers for p in buffer_pragmas(shared, b.name, CNames())]
+    weights = []
     if memory is not None:
         weights = [f"#pragma HLS INTERFACE mode=m_axi port=wmem offset=slave bundle=gmem "
                    f"depth={len(program.weight_words)} latency={memory.read_latency}",
-                   "#pragma HLS INTERFACE mode=s_axilite port=wmem bundle=control",
-                   "#pragma HLS ARRAY_PARTITION variable=wbuf type=complete dim=1",
-                   f"#pragma HLS ARRAY_PARTITION variable=wbuf type=cyclic factor={program.row_words} dim=2"]
-    else:
-        weights = [f"#pragma HLS ARRAY_PARTITION variable=wrom type=cyclic factor={program.row_words} dim=1"]
+                   "#pragma HLS INTERFACE mode=s_axilite port=wmem bundle=control"]
     if fmap_memory is not None:
         burst = min(MAX_BURST, config["max_dma_words"])
         weights += [f"#pragma HLS INTERFACE mode=m_axi port=fmem offset=slave bundle=fmem depth={config['fmap_words']} "
@@ -182,14 +189,7 @@ def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_me
                     "#pragma HLS stream variable=dwmem type=unsync",
                     "#pragma HLS DATAFLOW"]
     return [*(f"#pragma HLS INTERFACE mode=axis port={p.name}" for p in ports),
-            "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control",
-            "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=1",
-            "#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2",
-            "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=1",
-            "#pragma HLS ARRAY_PARTITION variable=dwmem type=complete dim=2",
-            "#pragma HLS ARRAY_PARTITION variable=tap_rom type=complete dim=2",
-            "#pragma HLS ARRAY_PARTITION variable=par_rom type=complete dim=2",
-            "#pragma HLS ARRAY_PARTITION variable=lut_rom type=complete dim=1", *weights]
+            "#pragma HLS INTERFACE mode=s_axilite port=return bundle=control", *partitions, *weights]
 
 
 def _config(mapping, program: OverlayProgram, external: bool = False) -> dict:
