@@ -383,8 +383,9 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
         export_qdq(graph, quantized, tmp / "model_qdq.onnx")
     except onnx.checker.ValidationError as exc:  # an op form the export's opset cannot express
         graph.notices.append(f"no model_qdq.onnx: the QDQ export is not a valid ONNX model ({_first_line(exc)})")
-    if options.dump_ir and design == "dataflow":  # the loop nests of its per-layer processes
-        (tmp / "loop_ir.txt").write_text(dump(map_model(quantized.graph, target, fuse_pools=False)))
+    if options.dump_ir:  # the overlay's units, or the loop nests of the dataflow design's per-layer processes
+        (tmp / "loop_ir.txt").write_text(hls.loop_ir if design == "overlay" else
+                                         dump(map_model(quantized.graph, target, fuse_pools=False)))
     manifest = {"model": str(options.model), "target": target.name, "bits": options.bits, "hls_design": design,
                 "batch": options.batch, "inputs": quantized.graph.inputs, "outputs": graph.outputs} | \
         provenance(options.model, options.calib)

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 from .directives import Partition, Stream, describe
-from .ir import Loop, LoopNest
+from .ir import If, Invoke, Loop, LoopNest
 from .legality import check, port_uses
 
 INDENT = "  "
 
 
-def _type(bits: int) -> str:
-    return f"int{bits}"
+def _type(b) -> str:
+    return b.decl or (f"int{b.bits}" if b.bits else "argument")
 
 
 def _buffer_line(nest: LoopNest, b) -> str:
@@ -20,7 +20,7 @@ def _buffer_line(nest: LoopNest, b) -> str:
     extras = [describe(d) for d in nest.directives_on(b.name) if isinstance(d, (Partition, Stream))]
     if b.double_buffered:
         extras.append("double buffered")
-    text = f"buffer {b.name:<10} {_type(b.bits):<6} {shape:<14} {where}"
+    text = f"buffer {b.name:<10} {_type(b):<6} {shape:<14} {where}"
     if extras:
         text += "  {" + "; ".join(extras) + "}"
     if b.note:
@@ -31,9 +31,19 @@ def _buffer_line(nest: LoopNest, b) -> str:
 def _body(nest: LoopNest, nodes, depth: int, lines: list[str]) -> None:
     pad = INDENT * depth
     for n in nodes:
-        if isinstance(n, Loop):
+        if isinstance(n, If):
+            lines.append(f"{pad}if {n.cond}:")
+            _body(nest, n.then, depth + 1, lines)
+            if n.orelse:
+                lines.append(f"{pad}else:")
+                _body(nest, n.orelse, depth + 1, lines)
+        elif isinstance(n, Invoke):
+            lines.append(f"{pad}call {n}")
+        elif isinstance(n, Loop):
             marks = [describe(d) for d in nest.directives_on(n.name)]
-            head = f"{pad}for {n.name} in 0..{n.extent}:"
+            label = f" ({n.name})" if n.var else ""
+            extent = f"{n.bound} (at most {n.extent})" if n.bound and n.extent else n.bound or n.extent
+            head = f"{pad}for {n.variable}{label} in 0..{extent}:"
             if marks:
                 head = f"{head:<44} # {', '.join(marks)}"
             lines.append(head)
@@ -46,12 +56,14 @@ def _body(nest: LoopNest, nodes, depth: int, lines: list[str]) -> None:
             lines.append(f"{pad}{n}")
 
 
-def nest_text(nest: LoopNest, header: str = "") -> str:
+def nest_text(nest: LoopNest, header: str = "", shared: frozenset[str] = frozenset()) -> str:
+    """`shared`: buffers listed elsewhere (the memories every unit of the overlay reads)."""
     lines = [f"nest {nest.name}" + (f": {header}" if header else "")]
     for note in nest.notes:
         lines.append(f"{INDENT}# {note}")
     for b in nest.buffers:
-        lines.append(INDENT + _buffer_line(nest, b))
+        if b.name not in shared:
+            lines.append(INDENT + _buffer_line(nest, b))
     if nest.directives_on(nest.name):
         lines.append(f"{INDENT}dataflow region: the top-level loops run concurrently, connected by the streams")
     if not nest.body:

@@ -20,7 +20,7 @@ from ..ports import Port, make_port
 from ..tbdata import EXPECTED_FILE, INPUT_FILE, write_test_data
 from ..render import render
 from .cycles import fetched_words, inference_cycles, moved_words, row_cycles
-from .units import bodies, memories, prove, unit_nests
+from .units import bodies, dump, memories, prove, unit_nests
 from .program import DMA, PLACE_FIELDS, ROW_FIELDS, SEGMENT_FIELDS, OverlayProgram, build_program
 from .roms import bram18
 
@@ -53,6 +53,7 @@ class OverlayDesign:
     dram_bytes: int = 0  # weights read from external memory per inference
     fmap_image_bytes: int = 0  # the feature-map image in external memory (0: every map on chip)
     fmap_bytes: int = 0  # feature-map bytes the dma rows move per inference
+    loop_ir: str = ""  # the units' loop nests as text (OUT/loop_ir.txt with --dump-ir)
 
     def to_json(self) -> dict:
         return {"design": "overlay", "rows": self.rows, "macs_per_cycle": self.macs_per_cycle,
@@ -157,7 +158,9 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
     return OverlayDesign(top, len(program.rows), R * C, R * C + 2 * REQUANT_DSP * C, _bram(config, program),
                          program.weight_bits, len(program.weight_words), inference_cycles(program, R, external),
                          tuple(row_cycles(program, R, external)), "external" if external else "rom", dram_bytes,
-                         R * mapping.memory.dram_words, R * moved_words(program))
+                         R * mapping.memory.dram_words, R * moved_words(program),
+                         dump(nests, config, f"the overlay's units for {source} on {target.name} ({R} x {C} array, "
+                                             f"{C} vector lanes)"))
 
 
 def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_memory=None,

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ...loopir import Access, Buffer, E, Expr, Loop, LoopNest, Stmt, check, partition, pipeline, unroll
+from ...loopir import Access, Buffer, E, Expr, Loop, LoopNest, Stmt, check, nest_text, partition, pipeline, unroll
 from ...loopir.directives import Dependence, Inline
 from ...loopir.ir import C, If, Invoke, Let
 from ..nest import declarations, lower
@@ -442,6 +442,16 @@ def unit_nests(c: dict) -> dict[str, LoopNest]:
 def bodies(nests: dict[str, LoopNest]) -> dict[str, str]:
     """Function name -> its C++ body (declarations, pragmas, loops), as overlay_units.h prints it."""
     return {name: "\n".join(declarations(n) + lower(n)) for name, n in nests.items()}
+
+
+def dump(nests: dict[str, LoopNest], c: dict, header: str) -> str:
+    """The units' nests as text (`hlsgen build --dump-ir`: OUT/loop_ir.txt): the shared memories, then
+    every unit with its buffers, loops, directives, port use and legality."""
+    mems = memories(c)
+    shared = frozenset(b.name for b in mems.buffers)
+    head = [f"# hlsgen loop IR: {header}", "", "memories (the top function declares and partitions them):"]
+    head += ["  " + line for line in nest_text(mems).splitlines()[1:] if line.lstrip().startswith("buffer")]
+    return "\n".join(head) + "\n\n" + "\n\n".join(nest_text(n, "", shared) for n in nests.values()) + "\n"
 
 
 def prove(nests: dict[str, LoopNest]) -> list[str]:
