@@ -1,6 +1,7 @@
 """Generate the HLS C++ of a model in code and C-simulate it with g++ (no vendor tool)."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -10,6 +11,8 @@ from hlsgen.frontend import import_model
 from hlsgen.hls import write_hls
 from hlsgen.hls.csim import CsimResult, compile_csim, run_csim
 from hlsgen.hls.emit import EXPECTED_FILE, INPUT_FILE
+from hlsgen.hls.overlay.design import overlay_config
+from hlsgen.hls.overlay.units import memories
 from hlsgen.hw import load_target
 from hlsgen.passes import optimize
 from hlsgen.quant import BitConfig, QuantizedModel, quantize
@@ -41,3 +44,13 @@ def generate_and_csim(model: onnx.ModelProto, calib, tmp_path: Path, portable: b
     quantized = quantize_model(model, calib, bits)
     generate(quantized, calib, tmp_path / "hls", **kwargs)
     return csim(tmp_path / "hls", portable)
+
+
+def overlay_memories(quantized, mapping, drop, add=None):
+    """The overlay's config and its shared memories with partition `drop` (buffer, Partition) removed and
+    `add` placed instead: a design that lost its banking, for the proof to catch."""
+    c = overlay_config(quantized.graph, mapping)
+    mems = memories(c)
+    placed = tuple(p for p in mems.placed if p != drop) + ((add,) if add else ())
+    assert len(placed) == len(mems.placed) - (0 if add else 1), f"{drop} is not a partition of the memories"
+    return c, replace(mems, placed=placed)

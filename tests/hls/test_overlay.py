@@ -5,6 +5,7 @@ layers, per-layer weight widths in the weight ROM, determinism and the first-wro
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -16,7 +17,9 @@ from hlsgen.hw.cycles import LAYER_OVERHEAD, REQUANT_LATENCY, RESULT_LATENCY
 from hlsgen import zoo
 from hlsgen.frontend import import_model
 from hlsgen.hls.csim import vendor_headers
-from hlsgen.hls.overlay.partition_check import BankConflictError, check_folder, check_sources, prove_folder
+from hlsgen.hls.overlay.design import BankConflictError, overlay_config
+from hlsgen.hls.overlay.units import prove, unit_nests
+from hlsgen.loopir import Partition
 from hlsgen.hls.trace import first_difference
 from hlsgen.hw import load_target, map_model
 from hlsgen.hls.tbdata import INPUT_FILE
@@ -24,7 +27,7 @@ from hlsgen.passes import optimize
 from hlsgen.quant import BitConfig, quantize
 from tests.builders import make_model, tensor_value
 from tests.hls.conftest import EXAMPLE
-from tests.hls.helpers import csim, generate, quantize_model
+from tests.hls.helpers import csim, generate, overlay_memories, quantize_model
 from tests.hls.test_kernels import conv1d_model, copies_model, pools_model
 from tests.hw.models import grouped_cnn_model, odd_cnn_model
 
@@ -155,7 +158,8 @@ def test_the_overlay_is_bit_exact_and_free_of_bank_conflicts(tmp_path, name, bui
     assert design.macs_per_cycle == rows * cols
     result = csim(tmp_path / "hls", portable=True)
     assert result.compared > 0 and result.mismatches == 0, result.log[-2000:]
-    assert check_folder(tmp_path / "hls") == []
+    units = unit_nests(overlay_config(quantized.graph, map_model(quantized.graph, load_target(target))))
+    assert prove(units) == [] and design.loop_ir.count("legality: ok") == len(units)
 
 
 @pytest.mark.parametrize("build", [lambda: zoo_model("mobilenet"), tiled_pool_model, copies_model, lut_model],
@@ -179,15 +183,22 @@ def test_the_pragma_count_does_not_grow_with_the_layers(tmp_path):
 
 
 def test_the_partition_proof_catches_a_broken_partition(tmp_path):
-    overlay(tmp_path, digits)
-    text = "\n".join(p.read_text() for p in sorted((tmp_path / "hls").glob("*.[ch]*")))
-    assert check_sources(text) == []
-    broken = text.replace("#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2", "")
-    found = check_sources(broken)
-    assert any(c.array == "amem" and c.loop == "stream" and len(c.accesses) >= 16 for c in found), found
-    # a cyclic weight ROM split in fewer banks than the words one PE row's load reads at once
-    broken = re.sub(r"variable=wrom type=cyclic factor=\d+", "variable=wrom type=cyclic factor=1", text)
-    assert {c.loop for c in check_sources(broken) if c.array == "wrom"} == {"first_load", "stream"}
+    """The banking proof on the units' nests: with the activation memory's banks merged, the R lanes' reads
+    and the writer's R writes meet in one bank; a weight ROM split cyclically in fewer banks than the words
+    one PE row's load reads at once."""
+    model, feeds = digits()
+    quantized = quantize_model(model, feeds)
+    mapping = map_model(quantized.graph, load_target("systolic16x16"))
+    c = overlay_config(quantized.graph, mapping)
+    assert prove(unit_nests(c)) == [] and c["row_words"] > 2
+    c, merged = overlay_memories(quantized, mapping, ("amem", Partition("amem", 2, "complete")))
+    found = prove(unit_nests(c, merged))
+    assert any(p.startswith("array_unit: pipelined loop 'stream'") and "needs 32 accesses per bank of the amem" in p
+               for p in found), found
+    c, narrow = overlay_memories(quantized, mapping, ("wrom", Partition("wrom", 1, "cyclic", c["row_words"])),
+                                 ("wrom", Partition("wrom", 1, "cyclic", 1)))
+    found = prove(unit_nests(c, narrow))
+    assert {p.split("'")[1] for p in found if "wrom" in p} == {"first_load", "stream"}, found
 
 
 def test_the_partition_proof_flags_the_dataflow_designs_window_reads(tmp_path):
@@ -263,11 +274,16 @@ def fixed_latency(rows: int, cols: int) -> int:
     return rows + cols + REQUANT_LATENCY + RESULT_LATENCY + LAYER_OVERHEAD
 
 
-def test_a_conflict_in_written_cpp_is_a_bug_in_hlsgen(tmp_path):
-    """write_overlay proves its own output with prove_folder: C++ that lost a partition fails it."""
-    overlay(tmp_path, digits)
-    top = tmp_path / "hls" / "tiny.cpp"
-    prove_folder(tmp_path / "hls")
-    top.write_text(top.read_text().replace("#pragma HLS ARRAY_PARTITION variable=amem type=complete dim=2", ""))
+def test_a_conflict_in_the_units_is_a_bug_in_hlsgen(tmp_path, monkeypatch):
+    """write_overlay proves its units before it writes: units that lost a partition fail it."""
+    from hlsgen.hls.overlay import units
+
+    whole = units.memories
+
+    def merged(c):
+        mems = whole(c)
+        return replace(mems, placed=tuple(p for p in mems.placed if p != ("amem", Partition("amem", 2, "complete"))))
+
+    monkeypatch.setattr(units, "memories", merged)
     with pytest.raises(BankConflictError, match="bug in hlsgen.*amem"):
-        prove_folder(tmp_path / "hls")
+        overlay(tmp_path, digits)

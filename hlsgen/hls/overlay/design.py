@@ -163,6 +163,11 @@ def write_overlay(out: Path, graph: Graph, mapping, top: str, source: str, int_i
                                              f"{C} vector lanes)"))
 
 
+def overlay_config(graph: Graph, mapping) -> dict:
+    """The sizes of the overlay that runs `mapping`'s program (what hlsgen.hls.overlay.units builds from)."""
+    return _config(mapping, build_program(graph, mapping), mapping.weights_external)
+
+
 def top_pragmas(ports: list[Port], program: OverlayProgram, memory=None, fmap_memory=None,
                 config: dict | None = None) -> list[str]:
     """The top function's interfaces and the partitioning of the memories it declares or reads (the loop IR's

@@ -421,9 +421,10 @@ def dma_unit(c: dict, mems: LoopNest) -> LoopNest:
 
 
 # ---- all of them ---------------------------------------------------------------------------------------
-def unit_nests(c: dict) -> dict[str, LoopNest]:
-    """Every unit of this configuration (`hlsgen.hls.overlay.design._config`), by function name."""
-    mems = memories(c)
+def unit_nests(c: dict, mems: LoopNest | None = None) -> dict[str, LoopNest]:
+    """Every unit of this configuration (`hlsgen.hls.overlay.design.overlay_config`), by function name, over
+    the shared memories `mems` (default `memories(c)`)."""
+    mems = mems or memories(c)
     nests = {"put": put_unit(c, mems), "store": store_unit(c, mems), "weight_row": weight_row_unit(c, mems)}
     if c["external"]:
         nests["fetch_tile"] = fetch_unit(c, mems)
