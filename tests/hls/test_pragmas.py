@@ -87,3 +87,55 @@ def _c_name(lines: list[str], buffer: str) -> str:
     if any(re.match(rf"\s+[\w<>]+ {buffer}(\[\d+\])+;$", line) for line in lines):
         return buffer
     return next(m.group(1) for line in lines for m in [re.search(rf"(\w+_{buffer})\[", line)] if m)
+
+
+SCHEDULE = re.compile(r"#pragma HLS (PIPELINE|UNROLL|ARRAY_PARTITION)\b")
+
+
+def _emitted(folder) -> list[tuple[str, str]]:
+    """(the loop label or array it applies to, the pragma) of every PIPELINE, UNROLL and ARRAY_PARTITION in
+    the design's C++ (not its testbench)."""
+    found = []
+    for path in sorted(folder.glob("*.[ch]*")):
+        if path.name.endswith("_tb.cpp"):
+            continue
+        label = None
+        for line in path.read_text().splitlines():
+            m = re.search(r"HLSGEN_LOOP\((\w+)\)", line)
+            label = m.group(1) if m else label
+            if SCHEDULE.search(line):
+                variable = re.search(r"variable=(\w+)", line)
+                found.append((variable.group(1) if variable else label, line.strip()))
+    return found
+
+
+@pytest.mark.parametrize("target, kib", [("systolic8x8", None), ("systolic16x16", 1)], ids=["rom", "external"])
+def test_every_overlay_pragma_comes_from_a_directive_of_the_units(tmp_path, target, kib):
+    """The overlay's scheduling pragmas are exactly the loop IR directives of its units and of the memories
+    they share: none that no directive produced, none missing."""
+    from hlsgen.hls import write_hls
+    from hlsgen.hls.overlay.design import overlay_config
+    from hlsgen.hls.overlay.units import memories, unit_nests
+    from tests.hw.models import target_with
+
+    model = zoo.ZOO["mobilenet"]()
+    calib = {"image": zoo.calibration_data(model, n=4, seed=0)}
+    quantized = quantize_model(model, calib)
+    tgt = target_with(target, buffers__weight__kib=kib) if kib else load_target(target)
+    mapping = map_model(quantized.graph, tgt)
+    int_inputs = quantized.quantize_inputs(calib)
+    write_hls(tmp_path, quantized.graph, tgt, "net", "net.onnx", int_inputs, quantized.run_int(int_inputs),
+              design="overlay", mapping=mapping)
+    c = overlay_config(quantized.graph, mapping)
+    assert c["external"] == bool(kib)
+    expected = []
+    for nest in unit_nests(c).values():
+        expected += [(loop.name, pragma(d)) for loop in nest.loops() for d in nest.directives_on(loop.name)
+                     if isinstance(d, (Pipeline, Unroll))]
+        expected += [(b.name, pragma(d, b.name)) for b in nest.buffers if b.decl for d in nest.directives_on(b.name)
+                     if isinstance(d, Partition)]
+    shared = memories(c)
+    expected += [(b.name, pragma(d, b.name)) for b in shared.buffers for d in shared.directives_on(b.name)]
+    emitted = _emitted(tmp_path)
+    assert sorted(emitted) == sorted(expected)
+    assert len(emitted) > 50 and any("wbuf" in line for _, line in emitted) == bool(kib)
