@@ -15,7 +15,7 @@ import re
 from typing import Callable
 
 from ..loopir import Access, Call, Expr, Loop, LoopNest, Partition, Pipeline, Stmt, Stream, Unroll
-from ..loopir.directives import Dependence, Inline
+from ..loopir.directives import Dependence
 from ..loopir.ir import C, If, Invoke, Let
 from .pragmas import pragma
 from .render import guarded

@@ -27,7 +27,7 @@ from .resources import estimate, fit
 from .rows import ARRAY, DMA, NONE, VECTOR, BufferUse, LayerMap, Transfer, VectorTiles, tensor_bits
 from .stream_overlap import StreamOverlap, overlap_first_row
 from .target import Target
-from .tiling import ACC_BYTES, ArrayTiles, ArrayWork, search_tiles
+from .tiling import ACC_BYTES, ArrayWork, search_tiles
 from .window_banks import kernel_taps, window_pitch
 
 PROGRAM_SCHEMA = 6  # 2: rows carry `wait` (hlsgen.hw.queues); 3: `batch` and rows' `images`; 4: `stream_overlap`;

@@ -22,7 +22,7 @@ import re
 from dataclasses import dataclass
 
 from .directives import Partition, Pipeline, Unroll
-from .ir import Access, Buffer, If, Invoke, Let, Loop, LoopNest, Stmt
+from .ir import Access, Buffer, If, Invoke, Let, Loop, LoopNest
 
 OFFSET = 1 << 20  # added to indices so that negative offsets map like their residues
 UNKNOWN = None  # a bank nothing relates to other banks

@@ -19,12 +19,10 @@ from pathlib import Path
 import numpy as np
 import onnx
 
-from ..calibration import calibration
 from ..errors import UnsupportedModelError, UsageError
 from ..ir import Graph, TensorInfo
 from ..npz_io import top1_accuracy, write_npz
-from ..progress import Step, silent
-from ..provenance import provenance
+from ..progress import Step
 from ..quant.report import sqnr_db
 from .onnx_graph import TensorType, input_types, session
 from .plan import Partition, stage_model

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-import pytest
 
 from hlsgen.hls.csim import PORTABLE_ENV
 from hlsgen.fuzz.runner import check

@@ -8,7 +8,6 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from hlsgen.errors import MappingError
 from hlsgen.hw import load_target, map_model
 from hlsgen.hw.cycles import STREAM_LATENCY
 from hlsgen.rtl.overlay import OverlayFitError

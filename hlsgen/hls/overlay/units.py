@@ -11,84 +11,11 @@ declares and partitions them, the units only read and write them.
 """
 from __future__ import annotations
 
-import re
-
-from ...loopir import Access, Buffer, E, Expr, Loop, LoopNest, Stmt, check, nest_text, partition, pipeline, unroll
+from ...loopir import Buffer, LoopNest, check, nest_text, partition, pipeline, unroll
 from ...loopir.directives import Dependence, Inline
-from ...loopir.ir import C, If, Invoke, Let
+from ...loopir.ir import Invoke
+from ...loopir.words import at, do, let, loop, put, register, step, var, when
 from ..nest import declarations, lower
-
-WORD = re.compile(r"(\d+) \* ([\w.]+)|([\w.]+) \* (\d+)")
-
-
-# ---- a few words for writing C as IR ----------------------------------------------------------------
-def ix(text: str | int) -> Expr:
-    """An index: its top-level `a + k * b - 3` terms; anything else is one opaque term."""
-    if isinstance(text, int):
-        return E(text)
-    parts, depth, start, signs = [], 0, 0, [1]
-    for i, ch in enumerate(text):
-        if ch in "([":
-            depth += 1
-        elif ch in ")]":
-            depth -= 1
-        elif depth == 0 and ch in "+-" and text[i - 1:i] == " " and text[i + 1:i + 2] == " ":
-            parts.append(text[start:i].strip())
-            signs.append(1 if ch == "+" else -1)
-            start = i + 1
-    parts.append(text[start:].strip())
-    e = E(0)
-    for sign, part in zip(signs, parts):
-        m = WORD.fullmatch(part)
-        if re.fullmatch(r"-?\d+", part):
-            e = e + sign * int(part)
-        elif m:
-            e = e + E(m.group(2) or m.group(3)) * (sign * int(m.group(1) or m.group(4)))
-        else:
-            e = e + E(part) * sign
-    return e
-
-
-def at(buffer: str, *index) -> Access:
-    return Access(buffer, tuple(ix(i) for i in index))
-
-
-def _value(v):
-    return C(v) if isinstance(v, str) else v
-
-
-def let(ctype: str, name: str, value=None, mutable: bool = False) -> Let:
-    return Let(name, ctype, _value(value), mutable)
-
-
-def var(ctype: str, name: str, value=None) -> Let:
-    return let(ctype, name, value, True)
-
-
-def put(target: Access | str, value, op: str = "=") -> Stmt:
-    return Stmt(target if isinstance(target, Access) else Access(target), _value(value), op=op)
-
-
-def do(call: str) -> Stmt:
-    """A call for its effect (`port.write(beat);`)."""
-    return Stmt(Access(""), C(call))
-
-
-def when(cond: str, *then, orelse=()) -> If:
-    return If(C(cond), tuple(then), tuple(orelse) if isinstance(orelse, (tuple, list)) else (orelse,))
-
-
-def loop(label: str, variable: str, extent: int, *body, bound: str = "") -> Loop:
-    return Loop(label, extent, tuple(body), var="" if variable == label else variable, bound=bound)
-
-
-def step(counter: str, limit: str, *then) -> If:
-    """`if (++counter == limit) { counter = 0; then }`: a counter that wraps."""
-    return when(f"++{counter} == {limit}", put(counter, "0"), *then)
-
-
-def register(name: str, ctype: str, *shape: int) -> Buffer:
-    return Buffer(name, shape, 0, "register", decl=ctype)
 
 
 def unit(name: str, body, *buffers: Buffer, mems: LoopNest, pipelined=(), unrolled=(), registers=(),
