@@ -25,7 +25,6 @@ from .partition.onnx_graph import HostRuntimeError
 from .partition.plan import Partition
 from .hls import write_hls
 from .hls.design import refuse_external_maps
-from .hls.overlay.partition_check import check_folder
 from .hls.verify import csim_build
 from .graph_io import save_graph
 from .hw import Target, load_target, map_model, report_json
@@ -364,8 +363,8 @@ def _write(tmp: Path, options: BuildOptions, target: Target, graph: Graph, quant
                              graph.notices)
     hls_summary = hls.to_json() if design == "overlay" else hls.cost(machine.graph, target)
     if design == "dataflow":  # the overlay proves its banking when it is written; this design may not meet II=1
-        conflicts = check_folder(tmp / "hls")
-        hls_summary["bank_conflicts"] = {"count": len(conflicts), "first": [str(c) for c in conflicts[:3]]}
+        conflicts = hls.bank_conflicts()
+        hls_summary["bank_conflicts"] = {"count": len(conflicts), "first": conflicts[:3]}
     # Verilog RTL (OUT/rtl/): the generated top and testbench, ROM images, the hand-written modules
     rtl_summary = write_build_rtl(tmp / "rtl", mapping, machine.graph, graph.notices)
     designs = {"hls": hls_summary, "rtl": rtl_summary}

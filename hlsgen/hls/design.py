@@ -12,7 +12,7 @@ from ..errors import MappingError, UnsupportedModelError, UnsupportedOp, Unsuppo
 from ..hw import Target, map_model
 from ..hw.resources import bram18
 from ..ir import Graph
-from ..loopir import layer_nests
+from ..loopir import check, layer_nests
 from ..quant.params import TensorQuant
 from .cnames import Names, tensor_type
 from .kernels import array, copy, vector
@@ -39,6 +39,11 @@ class Design:
     @property
     def offchip(self) -> list[Offchip]:
         return [k.offchip for k in self.kernels if k.offchip is not None]
+
+    def bank_conflicts(self) -> list[str]:
+        """The kernels' pipelined loops whose accesses, their helpers' included (the window generators read x
+        directly), need more ports of a bank than it has: where this design may not reach II = 1."""
+        return [p for k in self.kernels if k.proof is not None for p in check(k.proof)]
 
     def cost(self, graph: Graph, target: Target) -> dict:
         """What Vitis is asked for (estimated): every array process has its own R x C MACs (one DSP each at

@@ -114,7 +114,8 @@ def _use(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: 
         wild = any(_mentions(n, varying) for (_, n), _ in outer)
         g = math.gcd(period, *(c for _, c in outer)) if outer else period
         dims.append((e, outer, wild, period, range(0, period, g) if period > 1 and not wild else (0,)))
-    names = [n for n in unrolled if any(e.coef(n) for e in access.index)]
+    # the copies of the unrolled loops it depends on (all of them when an offset changes with each copy)
+    names = [n for n in unrolled if any(e.coef(n) for e in access.index) or any(d[2] for d in dims)]
     combos = []
     for residues in itertools.product(*(d[-1] for d in dims)):
         instances = []

@@ -9,6 +9,8 @@ from ...errors import UnsupportedModelError
 from ...hw.rows import LayerMap
 from ...ir import Node
 from ...loopir import LoopNest
+from ...loopir.words import at, do, let, loop, put, var, when
+from ..nest import lower
 from ..cnames import ap_type, signed_type_for, storage_type
 from .common import (CArray, Context, Kernel, Offchip, centred_type, nest_kernel, requant_width,
                      unsigned_bits)
@@ -95,11 +97,46 @@ def build(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
     else:
         g = geometry(node.attrs.conv, graph.shape(x), graph.shape(y), node.name)
         h.update(g, taps=g["kh"] * g["kw"], cg=graph.shape(x)[1] // node.attrs.conv.group)
+    window = window_nest(h, nest)
+    h["window_body"] = "\n".join(lower(window))
     calls = {"line_buffer": lambda s, call, c: _window_call(h, s, call, c, tiles.col_tile),
              "input_vector": lambda s, call, c: _window_call(h, s, call, c, tiles.col_tile),
              "requant": lambda s, call, c: f"{h['requant_fn']}({c.arg(call.args[0])}, {c.expr(s.target.index[0])})"}
     types = {"window": h["xc_t"], "acc": acc_t, "pe_w": w_t, "weights": w_t}
-    return nest_kernel(ctx, node, layer, nest, fn, "array", h, calls, types, rom_names, arrays, offchip)
+    return nest_kernel(ctx, node, layer, nest, fn, "array", h, calls, types, rom_names, arrays, offchip,
+                       {"line_buffer": window, "input_vector": window})
+
+
+def window_nest(h: dict, nest: LoopNest) -> LoopNest:
+    """The window generator (`line_buffer` / `input_vector` of the layer's nest) as it reads x: one lane per
+    reduction index (weight-stationary) or pixel (output-stationary), x - zx, 0 in the padding and past the
+    end; depthwise, one column per channel."""
+    centre = (put("v", str(h["zx"]), "-="),) if h["zx"] else ()
+    if h["output_stationary"]:
+        head = (let("int", "k", "tap"), let("int", "p", "first + r"), let("bool", "valid", f"p < {h['pixels']}"))
+    else:
+        head = (let("int", "k", "first + r"), let("int", "p", "pixel"), let("bool", "valid", f"k < {h['reduction']}"))
+    if h["dense"]:
+        body = (do("(void)group"), do("(void)p"), var(h["xc_t"], "v", "0"),
+                when("valid", put("v", at("x", h["dense_row"], h["dense_col"])), *centre), put(at("window", "r"), "v"))
+    else:
+        tap = "k" if h["depthwise"] else f"(k % {h['taps']})"
+        at_ = (let("int", "ih", f"(p / {h['ow']}) * {h['sh']} - {h['pt']} + ({tap} / {h['kw']}) * {h['dh']}"),
+               let("int", "iw", f"(p % {h['ow']}) * {h['sw']} - {h['pl']} + (k % {h['kw']}) * {h['dw']}"))
+        inside = f"valid && ih >= 0 && ih < {h['h']} && iw >= 0 && iw < {h['w']}"
+        pixel = f"ih * {h['w']} + iw"
+        if h["depthwise"]:
+            body = (do("(void)group"), *at_, let("bool", "inside", inside), loop(
+                "columns", "col", h["columns"], let("int", "channel", "first_channel + col"), var(h["xc_t"], "v", "0"),
+                when(f"inside && channel < {h['channels']}", put("v", at("x", "first_channel + col", pixel)), *centre),
+                put(at("window", "r", "col"), "v")))
+        else:
+            body = (*at_, var(h["xc_t"], "v", "0"),
+                    when(inside, put("v", at("x", f"group * {h['cg']} + k / {h['taps']}", pixel)), *centre),
+                    put(at("window", "r"), "v"))
+    buffers = (nest.buffer("x"), nest.buffer("window"))
+    return LoopNest(h["window_fn"], buffers=buffers, body=(loop("lanes", "r", h["lanes"], *head, *body),),
+                    placed=tuple((b, d) for b, d in nest.placed if b == "x"))
 
 
 def _window_call(h: dict, stmt, call, c, col_tile: int) -> str:

@@ -2,14 +2,15 @@
 built around a loop IR nest (input buffers filled from streams, the nest, the output buffer streamed out)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from ...errors import MappingError, UnsupportedModelError
 from ...hw.rows import LayerMap
 from ...ir import Graph, Node
-from ...loopir import LoopNest
+from ...loopir import Call, Loop, LoopNest
+from ...loopir.ir import Invoke
 from ...quant.arith import signed_bits_for
 from ...quant.params import TensorQuant
 from ..cnames import Names, ap_type
@@ -59,6 +60,7 @@ class Kernel:
     offchip: Offchip | None = None
     h: dict = field(default_factory=dict)  # the family helpers' context
     header: str = ""  # kernels/<...>.h, set by the design
+    proof: LoopNest | None = None  # the nest as the kernel runs it: its helpers' loops and reads invoked in place
 
 
 class Context:
@@ -81,7 +83,7 @@ class Context:
 
 def nest_kernel(ctx: Context, node: Node, layer: LayerMap, nest: LoopNest, fn: str, family: str, h: dict,
                 calls: dict[str, CallRenderer], types: dict[str, str], rom: dict[str, str],
-                arrays: list[CArray], offchip: Offchip | None = None) -> Kernel:
+                arrays: list[CArray], offchip: Offchip | None = None, helpers: dict[str, LoopNest] | None = None) -> Kernel:
     """The kernel of one layer: `types` gives the C element type of the nest's local buffers (the
     activation buffers get their tensors' types), `rom` the global C names of its constant buffers.
     With `offchip`, the nest's `weights` buffer is local and loaded from an m_axi port first."""
@@ -115,7 +117,30 @@ def nest_kernel(ctx: Context, node: Node, layer: LayerMap, nest: LoopNest, fn: s
     if offchip:
         k["offchip"] = {"port": offchip.port, "t": offchip.t, "size": offchip.size,
                         "target": flat_element(nest.buffer("weights").shape, "weights")}
-    return Kernel(node.name, fn, "layer.j2", k, list(layer.inputs), layer.output, arrays, offchip, h)
+    return Kernel(node.name, fn, "layer.j2", k, list(layer.inputs), layer.output, arrays, offchip, h,
+                  proof=invoked(nest, helpers or {}))
+
+
+def invoked(nest: LoopNest, helpers: dict[str, LoopNest]) -> LoopNest:
+    """`nest` with each statement that calls a helper function (`helpers`: call name -> the helper's nest)
+    preceded by an Invoke of that helper: what the bank proof must see of the C++ kernel."""
+    def calls(v):
+        if isinstance(v, Call):
+            yield v.fn
+            for a in v.args:
+                yield from calls(a)
+
+    def nodes(items):
+        out = []
+        for n in items:
+            if isinstance(n, Loop):
+                out.append(replace(n, body=nodes(n.body)))
+                continue
+            out += [Invoke(helpers[fn], ()) for fn in calls(getattr(n, "value", None)) if fn in helpers]
+            out.append(n)
+        return tuple(out)
+
+    return replace(nest, body=nodes(nest.body))
 
 
 def flat_element(shape: tuple[int, ...], name: str) -> str:

@@ -8,6 +8,8 @@ from ...errors import UnsupportedModelError
 from ...hw.rows import LayerMap
 from ...ir import Node
 from ...loopir import LoopNest
+from ...loopir.words import at, do, let, loop, put, var, when
+from ..nest import lower
 from ...quant.arith import signed_bits_for
 from ..cnames import ap_type, literal, tensor_type
 from .array import geometry
@@ -58,8 +60,35 @@ def _pool(node: Node, layer: LayerMap, nest: LoopNest, ctx: Context) -> Kernel:
         source = call.args[0]
         return f"{h['window_fn']}({', '.join(c.arg(a) for a in source.args)})"
 
+    window = _pool_window(h, nest)
+    h["window_body"] = "\n".join(lower(window))
     calls = {"max_window": window_call, "average_window": window_call}
-    return nest_kernel(ctx, node, layer, nest, fn, "pool", h, calls, {}, {}, arrays)
+    return nest_kernel(ctx, node, layer, nest, fn, "pool", h, calls, {}, {}, arrays, None,
+                       {"max_window": window, "average_window": window})
+
+
+def _pool_window(h: dict, nest: LoopNest) -> LoopNest:
+    """The maximum (padding never wins) or the average (sum of x - zx, by the divisor of its element count)
+    over the window of output position q of channel c."""
+    if h["average"]:
+        start = var(h["sum_t"], "sum", "0")
+        take = (var(h["xc_t"], "v", at("x", "c", f"ih * {h['w']} + iw")),
+                *((put("v", str(h["zx"]), "-="),) if h["zx"] else ()), put("sum", "v", "+="))
+        end = (let("int", "count", f"{h['row_count']}[oh] * {h['col_count']}[ow]"),
+               let(f"ap_int<{h['rw']}>", "scaled", f"sum * {h['div_mul']}[count]"),
+               do(f"return hlsgen_requant<{h['rw']}, {h['y_t']}>(scaled, {h['div_shift']}[count], {h['zy']}, {h['lo']}, "
+                  f"{h['hi']})"))
+    else:
+        start = var(h["x_t"], "best", h["lowest"])
+        take = (let(h["x_t"], "v", at("x", "c", f"ih * {h['w']} + iw")), when("v > best", put("best", "v")))
+        end = (do("return best"),)
+    taps = loop("taps_h", "kh", h["kh"], loop(
+        "taps_w", "kw", h["kw"], let("int", "ih", f"oh * {h['sh']} - {h['pt']} + kh * {h['dh']}"),
+        let("int", "iw", f"ow * {h['sw']} - {h['pl']} + kw * {h['dw']}"),
+        when(f"ih >= 0 && ih < {h['h']} && iw >= 0 && iw < {h['w']}", *take)))
+    body = (let("int", "oh", f"q / {h['ow']}"), let("int", "ow", f"q % {h['ow']}"), start, taps, *end)
+    return LoopNest(h["window_fn"], buffers=(nest.buffer("x"),), body=body,
+                    placed=tuple((b, d) for b, d in nest.placed if b == "x"))
 
 
 def _counted(n_out: int, stride: int, k: int, dilation: int, pad_begin: int, size: int, pad_end: int,
