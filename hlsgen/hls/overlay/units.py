@@ -19,13 +19,14 @@ from ..nest import declarations, lower
 
 
 def unit(name: str, body, *buffers: Buffer, mems: LoopNest, pipelined=(), unrolled=(), registers=(),
-         inline: bool = False, notes=()) -> LoopNest:
-    """A unit's nest: its own buffers and the shared memories, its directives placed by the transformations."""
-    nest = LoopNest(name, "", "overlay", buffers + mems.buffers, tuple(body), mems.placed, tuple(notes))
-    for name_ in pipelined:
-        nest = pipeline(nest, name_, 1)
-    for name_ in unrolled:
-        nest = unroll(nest, name_)
+         inline: bool = False) -> LoopNest:
+    """A unit's nest: its own buffers and the shared memories, its directives placed by the transformations
+    (`pipelined` loops at II = 1, `unrolled` loops completely, `registers` partitioned completely)."""
+    nest = LoopNest(name, "", "overlay", buffers + mems.buffers, tuple(body), mems.placed)
+    for label in pipelined:
+        nest = pipeline(nest, label, 1)
+    for label in unrolled:
+        nest = unroll(nest, label)
     for b in registers:
         nest = partition(nest, b, 0, "complete")
     return nest.place(name, Inline()) if inline else nest
