@@ -121,8 +121,10 @@ def value(v, stmt: Stmt | None, calls: dict[str, CallRenderer], c: CNames) -> st
         return c.access(v)
     if isinstance(v, Expr):
         return c.expr(v)
-    if isinstance(v, (str, C)):
-        return c.name(v) if isinstance(v, str) else v.text
+    if isinstance(v, C):
+        return v.text
+    if isinstance(v, str):
+        return c.name(v)
     if v.fn == "*":
         return " * ".join(value(a, stmt, calls, c) for a in v.args)
     if v.fn in calls:

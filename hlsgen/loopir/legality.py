@@ -1,8 +1,8 @@
 """Legality: per pipelined iteration, the unrolled accesses to each banked memory fit its ports.
 
 For every loop with Pipeline(ii): every loop inside it (and inside the nests it invokes) is unrolled
-completely (as Vitis HLS unrolls it; a partial Unroll there is an error); then for each banked memory the words any one bank serves, summed over the accesses that may
-reach it, must be at most ports x ii. Reads and writes count separately; an update (`+=`) counts as both;
+completely (as Vitis HLS unrolls it; a partial Unroll there is an error); then for each banked memory the
+words any one bank serves, summed over the accesses that may reach it, must be at most ports x ii. Reads and writes count separately; an update (`+=`) counts as both;
 both bodies of an `If` count. Partitions must not ask for more banks than the memory has.
 
 This is a proof for every iteration, not a sample. An index splits into a part from the unrolled loops
@@ -93,7 +93,7 @@ def _period(buffer: Buffer, parts: dict[int, Partition], dim: int) -> int:
 
 
 def _mentions(term: str, names: set[str]) -> bool:
-    return ANYTHING in names or term in names or any(re.search(rf"\b{re.escape(n)}\b", term) for n in names if n in term)
+    return ANYTHING in names or any(re.search(rf"\b{re.escape(n)}\b", term) for n in names if n in term)
 
 
 @dataclass(frozen=True)
@@ -184,9 +184,9 @@ def _worst(uses: list[_Use]) -> int:
         return max(sum(count(u, candidate, identified) for u in group)
                    for candidate in itertools.product(*per_dim) for identified in _identifications(banks, candidate))
 
-    # another buffer of the memory may share any bank with this one's
-    return max(sum(most([u]) for other, g in by_buffer.items() if other != name for u in g) + most(group)
-               for name, group in by_buffer.items())
+    # another buffer of the memory may share any bank with this one's: its worst bank counts whole
+    alone = {name: sum(most([u]) for u in group) for name, group in by_buffer.items()} if len(by_buffer) > 1 else {}
+    return max(sum(v for other, v in alone.items() if other != name) + most(group) for name, group in by_buffer.items())
 
 
 def worst_bank_words(access: Access, buffer: Buffer, parts: dict[int, Partition], unrolled: dict[str, int]) -> int:
